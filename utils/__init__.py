@@ -1,0 +1,1 @@
+"""evalpack: OLMES-faithful and reasoning-benchmark tasks for lm-evaluation-harness."""
