@@ -21,3 +21,58 @@ requires_shared = pytest.mark.skipif(
 def read_jsonl(path):
     with open(path, encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+TASKS_DIR = REPO / "tasks"
+
+
+@pytest.fixture
+def mirror(monkeypatch):
+    """Point the pack's loader at the real offline mirror."""
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"real benchmark data not found at {DATA_DIR}")
+    monkeypatch.setenv("EVALPACK_DATA_DIR", str(DATA_DIR))
+    return DATA_DIR
+
+
+def task_manager():
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(TASKS_DIR))
+
+
+def chat_requests(task_name, num_fewshot=None):
+    """Instances of one task as lm-eval builds them in chat mode; with the `replay` model's
+    template each context is the JSON of the message list."""
+    from lm_eval.tasks import get_task_dict
+
+    from evalpack.models import render_messages
+
+    task = get_task_dict([task_name], task_manager())[task_name]
+    if num_fewshot is not None:
+        task.set_config(key="num_fewshot", value=num_fewshot)
+    task.build_all_requests(
+        rank=0,
+        world_size=1,
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        chat_template=lambda msgs, add_generation_prompt=True: render_messages(msgs),
+    )
+    return task.instances
+
+
+def replay_eval(tasks, model_args, **kwargs):
+    """Run `tasks` through lm-eval end to end with the `replay` model, in chat mode."""
+    from lm_eval import simple_evaluate
+
+    import evalpack.models  # noqa: F401  (registers replay)
+
+    return simple_evaluate(
+        model="replay",
+        model_args=model_args,
+        tasks=tasks,
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        task_manager=task_manager(),
+        **kwargs,
+    )
