@@ -31,8 +31,8 @@ PROBLEMS = {
         ("Level 1", "In how many ways can 4 different books be arranged on a shelf?",
          "There are $4! = \\boxed{24}$ arrangements."),
         ("Level 2", "A fair coin is flipped twice. What is the probability of two heads?",
-         "Each flip is heads with probability $\\frac12$, so the answer is "
-         "$\\frac12\\cdot\\frac12 = \\boxed{\\frac{1}{4}}$."),
+         ("Each flip is heads with probability $\\frac12$, so the answer is "
+          "$\\frac12\\cdot\\frac12 = \\boxed{\\frac{1}{4}}$.")),
     ],
     "geometry": [
         ("Level 1", "A rectangle has length 8 and width 5. What is its area?",
@@ -48,8 +48,8 @@ PROBLEMS = {
     ],
     "number_theory": [
         ("Level 1", "What is the greatest common divisor of 84 and 126?",
-         "Since $84 = 2^2\\cdot 3\\cdot 7$ and $126 = 2\\cdot 3^2\\cdot 7$, the gcd is "
-         "$2\\cdot 3\\cdot 7 = \\boxed{42}$."),
+         ("Since $84 = 2^2\\cdot 3\\cdot 7$ and $126 = 2\\cdot 3^2\\cdot 7$, the gcd is "
+          "$2\\cdot 3\\cdot 7 = \\boxed{42}$.")),
         ("Level 2", "What is the remainder when $2^{10}$ is divided by 7?",
          "Since $2^3 = 8 \\equiv 1 \\pmod 7$, $2^{10} = (2^3)^3\\cdot 2 \\equiv \\boxed{2}$."),
     ],
@@ -62,8 +62,8 @@ PROBLEMS = {
     "precalculus": [
         ("Level 1", "Compute $\\cos 0 + \\sin \\frac{\\pi}{2}$.",
          "We have $\\cos 0 = 1$ and $\\sin\\frac{\\pi}{2} = 1$, so the sum is $\\boxed{2}$."),
-        ("Level 2", "Compute the determinant of $\\begin{pmatrix} 2 & 1 \\\\ 3 & 4 "
-         "\\end{pmatrix}$.",
+        ("Level 2", ("Compute the determinant of $\\begin{pmatrix} 2 & 1 \\\\ 3 & 4 "
+                     "\\end{pmatrix}$."),
          "The determinant is $2\\cdot 4 - 1\\cdot 3 = \\boxed{5}$."),
     ],
 }

@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 from conftest import DATA_DIR, requires_shared
 from evalpack import data
 

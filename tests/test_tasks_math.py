@@ -3,9 +3,13 @@
 import json
 
 import pytest
-
-from conftest import OLMES_REF, chat_requests, read_jsonl, replay_eval, requires_shared, task_manager
-from evalpack import tasks_math
+from conftest import (
+    OLMES_REF,
+    chat_requests,
+    read_jsonl,
+    requires_shared,
+    task_manager,
+)
 
 SUBJECTS = [
     "algebra", "counting_and_probability", "geometry", "intermediate_algebra",

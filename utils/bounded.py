@@ -20,9 +20,10 @@ import signal
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 
 class BoundExceeded(TimeoutError):
@@ -68,13 +69,13 @@ def _worker_loop(fn: Callable[[Any], Any], conn) -> None:
         start = time.monotonic()
         try:
             outcome = Outcome("ok", fn(item))
-        except BaseException as exc:  # report everything; the parent decides
+        except BaseException as exc:  # noqa: BLE001 (report everything; the parent decides)
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             outcome = Outcome("error", error=last)
         outcome.seconds = time.monotonic() - start
         try:
             conn.send(outcome)
-        except Exception as exc:  # an unpicklable result is the item's error, not a crash
+        except Exception as exc:  # noqa: BLE001 (an unpicklable result fails the item only)
             conn.send(Outcome("error", error=f"result not transferable: {exc!r}"))
 
 

@@ -20,9 +20,8 @@ log = logging.getLogger("evalpack")
 
 
 def register_models() -> None:
+    import evalpack.models
     import lm_eval.models  # noqa: F401  (registers the built-in backends first)
-
-    import evalpack.models  # noqa: F401
 
     try:
         import evalpack.backends  # noqa: F401
