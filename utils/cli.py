@@ -115,9 +115,19 @@ def run_lm_eval(argv: list[str]) -> None:
     cli.execute(cli.parse_args())
 
 
+# The pack's own subcommands; anything else is lm-eval's command line.
+PACK_COMMANDS = ("suite", "leaderboard", "rescore", "report")
+
+
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    run_lm_eval(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in PACK_COMMANDS:
+        from evalpack import leaderboard
+
+        leaderboard.main(argv)
+    else:
+        run_lm_eval(argv)
 
 
 if __name__ == "__main__":
