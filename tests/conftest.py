@@ -38,7 +38,7 @@ def mirror(monkeypatch):
 def task_manager():
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=str(TASKS_DIR))
+    return TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
 
 
 def chat_requests(task_name, num_fewshot=None):

@@ -84,7 +84,7 @@ def check_chat_settings(argv: list[str]) -> None:
     if not tasks:
         return
     include = _option(argv, "--include_path") or str(TASKS_DIR)
-    index = TaskManager(include_path=include).task_index
+    index = TaskManager(include_path=include, include_defaults=False).task_index
     needing_chat = chat_tasks(tasks.split(","), index)
     if not needing_chat:
         return
