@@ -19,7 +19,9 @@ STOP_STRINGS = ["\nclass", "\nif", "\nprint", "\n#", "\n```", "\n```\n\n", "<|eo
 DEFAULT_TIMEOUT = 3.0  # seconds per program, as OLMES
 KS = (1, 10)
 
-_FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:\n```|\Z)", re.DOTALL)
+_FENCE = re.compile(
+    r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:^[ \t]*```|\Z)", re.DOTALL | re.MULTILINE
+)
 _CODE_START = re.compile(r"^(?:def |async def |import |from |class |@)", re.MULTILINE)
 
 
