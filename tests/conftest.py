@@ -44,8 +44,9 @@ def task_manager():
 def chat_requests(task_name, num_fewshot=None):
     """Instances of one task as lm-eval builds them in chat mode; with the `replay` model's
     template each context is the JSON of the message list."""
-    from evalpack.models import render_messages
     from lm_eval.tasks import get_task_dict
+
+    from evalpack.models import render_messages
 
     task = get_task_dict([task_name], task_manager())[task_name]
     if num_fewshot is not None:
@@ -62,8 +63,9 @@ def chat_requests(task_name, num_fewshot=None):
 
 def replay_eval(tasks, model_args, **kwargs):
     """Run `tasks` through lm-eval end to end with the `replay` model, in chat mode."""
-    import evalpack.models  # noqa: F401  (registers replay)
     from lm_eval import simple_evaluate
+
+    import evalpack.models  # noqa: F401  (registers replay)
 
     return simple_evaluate(
         model="replay",

@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from conftest import DATA_DIR, requires_shared
 from evalpack import data
 

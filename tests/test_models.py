@@ -2,6 +2,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+
 from evalpack.models import ReplayLM, cut_at_stops, index_completions
 
 

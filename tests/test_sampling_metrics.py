@@ -1,4 +1,5 @@
 import pytest
+
 from evalpack.sampling_metrics import (
     avg_at_n,
     group_equivalent,

@@ -4,6 +4,7 @@ import json
 from collections import defaultdict
 
 import pytest
+
 from conftest import (
     DATA_DIR,
     OLMES_REF,

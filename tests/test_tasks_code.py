@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from conftest import OLMES_REF, OUTPUTS, chat_requests, read_jsonl, replay_eval, requires_shared
 from evalpack import tasks_code
 from evalpack.tasks_code import STOP_STRINGS, extract_program

@@ -3,13 +3,16 @@
 import json
 
 import pytest
+
 from conftest import (
     OLMES_REF,
     chat_requests,
     read_jsonl,
+    replay_eval,
     requires_shared,
     task_manager,
 )
+from evalpack import tasks_math
 
 SUBJECTS = [
     "algebra", "counting_and_probability", "geometry", "intermediate_algebra",
@@ -44,3 +47,71 @@ def test_messages_identical_to_olmes(mirror, subject):
         assert gen_kwargs["until"] == [] and gen_kwargs["max_gen_toks"] == 1024
         assert gen_kwargs["do_sample"] is False and gen_kwargs["temperature"] == 0.0
         assert inst.repeats == ref["repeats"] == 1
+
+
+def _spin_on_marker(job):
+    completion, _solution = job
+    if "SPIN" in completion:
+        while True:
+            pass
+    return _real_score_one(job)
+
+
+_real_score_one = tasks_math._score_one
+
+
+@requires_shared
+def test_a_scorer_that_never_returns_cannot_stall_the_run(mirror, tmp_path, monkeypatch):
+    monkeypatch.setattr(tasks_math, "_score_one", _spin_on_marker)
+    monkeypatch.setattr(tasks_math, "DOC_TIMEOUT", 2.0)
+    rows = [{"key": "EleutherAI__hendrycks_math/algebra/test#0", "completion": "SPIN"},
+            {"key": "EleutherAI__hendrycks_math/algebra/test#1",
+             "completion": "Final Answer: The final answer is $6$. I hope it is correct."}]
+    file = tmp_path / "c.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = replay_eval(["minerva_math_tulu_algebra"], f"completions={file}", limit=2,
+                      log_samples=True)
+    records = [s["filtered_resps"][0] for s in out["samples"]["minerva_math_tulu_algebra"]]
+    assert records[0]["scoring_failure"] == "hard time bound 2s"
+    assert records[0]["exact_match_flex"] == 0
+    assert "scoring_failure" not in records[1]
+
+
+@requires_shared
+def test_pathological_completions_score_through_lm_eval(mirror, tmp_path):
+    nasty = ["$10^{10^{10}}$ \\boxed{10^{10^{10}}}", "x" * 100_000, "",
+             "\\boxed{" * 500 + "1" + "}" * 500,
+             "Final Answer: The final answer is $9^{9^{9^{9}}}$. I hope it is correct."]
+    rows = [{"key": f"EleutherAI__hendrycks_math/algebra/test#{i}", "completion": c}
+            for i, c in enumerate(nasty)]
+    file = tmp_path / "c.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = replay_eval(["minerva_math_tulu_algebra"], f"completions={file}", limit=len(nasty),
+                      log_samples=True)
+    records = [s["filtered_resps"][0] for s in out["samples"]["minerva_math_tulu_algebra"]]
+    assert len(records) == len(nasty)
+    assert all(r["exact_match"] == 0 and r["exact_match_flex"] == 0 for r in records)
+
+
+@requires_shared
+def test_reference_solutions_of_all_5000_docs(mirror):
+    out = replay_eval(["minerva_math_tulu"], "from_doc={solution}", log_samples=True)
+    results = out["results"]["minerva_math_tulu"]
+    flex_misses = sorted(
+        s["doc"]["doc_key"]
+        for name, samples in out["samples"].items() for s in samples
+        if s["filtered_resps"][0]["exact_match_flex"] != 1
+    )
+    # Reference solutions have no "Final Answer" line: OLMES strict gives 0 everywhere.
+    assert results["exact_match,olmes"] == 0.0
+    assert flex_misses == KNOWN_FLEX_MISSES
+    assert results["exact_match_flex_micro,olmes"] == pytest.approx(
+        1 - len(KNOWN_FLEX_MISSES) / 5000)
+    assert results["math_verify_micro,olmes"] > 0.99
+    record = out["samples"]["minerva_math_tulu_algebra"][0]["filtered_resps"][0]
+    assert {"gold", "strict_answer", "exact_match", "exact_match_flex", "model_answer",
+            "math_verify_answer", "math_verify", "timeouts"} <= set(record)
+
+
+# Docs whose own reference solution OLMES flex marks wrong (investigated in the README's notes).
+KNOWN_FLEX_MISSES: list[str] = []

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from conftest import replay_eval, requires_shared, task_manager
 from evalpack import data, tasks_reasoning
 from evalpack.tasks_reasoning import as_integer, extract_answer
