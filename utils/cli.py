@@ -20,8 +20,9 @@ log = logging.getLogger("evalpack")
 
 
 def register_models() -> None:
-    import evalpack.models
     import lm_eval.models  # noqa: F401  (registers the built-in backends first)
+
+    import evalpack.models
 
     try:
         import evalpack.backends  # noqa: F401

@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from evalpack.data import read_jsonl
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
+
+from evalpack.data import read_jsonl
 
 
 def render_messages(messages: list[dict]) -> str:

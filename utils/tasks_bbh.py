@@ -12,8 +12,9 @@ their verdicts (what `--log_samples` shows); the process_results hooks only read
 
 from __future__ import annotations
 
-from evalpack import bbh_answers, fewshot
 from lm_eval.api.task import ConfigurableTask
+
+from evalpack import bbh_answers, fewshot
 
 
 def subtask_of(doc: dict) -> str:
