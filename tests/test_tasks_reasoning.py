@@ -4,8 +4,16 @@ import json
 
 import pytest
 
-from conftest import replay_eval, requires_shared, task_manager
+from conftest import (
+    OLMES_REF,
+    chat_requests,
+    read_jsonl,
+    replay_eval,
+    requires_shared,
+    task_manager,
+)
 from evalpack import data, tasks_reasoning
+from evalpack.tasks_math import minerva_shots
 from evalpack.tasks_reasoning import as_integer, extract_answer
 
 
@@ -119,3 +127,29 @@ def test_math500_reference_solutions_score_one(mirror):
     misses = [s["doc"]["doc_key"] for s in out["samples"]["math500"]
               if s["filtered_resps"][0]["correct"] != [True]]
     assert out["results"]["math500"]["avg@1,samples"] == 1.0, misses
+
+
+@requires_shared
+def test_minerva_math_500_tulu_messages_identical_to_olmes(mirror):
+    reference = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
+                 if r["task"] == "minerva_math_500::tulu"]
+    built = {i.doc["doc_key"]: i for i in chat_requests("minerva_math_500_tulu")}
+    assert len(reference) == 100
+    for ref in reference:
+        assert json.loads(built[ref["key"]].args[0]) == ref["messages"], ref["key"]
+
+
+@requires_shared
+def test_base_model_prompt_is_plain_four_shot_without_test_problems(mirror):
+    task = task_manager().load(["math500_minerva_base"])["tasks"]["math500_minerva_base"]
+    task.build_all_requests(rank=0, world_size=1, limit=3)
+    shots = minerva_shots()
+    for instance in task.instances:
+        context, gen_kwargs = instance.args
+        blocks = context.split("\n\nProblem: ")
+        assert context.startswith(f"Problem: {shots[0]['problem']}\nAnswer: {shots[0]['solution']}")
+        assert context.endswith(f"Problem: {instance.doc['problem']}\nAnswer:")
+        assert len(blocks) == 5
+        assert gen_kwargs["until"] == ["Problem:"]
+    test_problems = {doc["problem"] for doc in task.eval_docs}
+    assert not any(shot["problem"] in test_problems for shot in shots)
