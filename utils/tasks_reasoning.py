@@ -14,7 +14,7 @@ import logging
 import re
 
 from evalpack import data, math_answers
-from evalpack.bounded import BoundExceeded, bounded_map, time_limit
+from evalpack.bounded import bounded_map
 from evalpack.sampled_task import SampledTask
 from evalpack.sampling_metrics import (
     avg_at_n,
@@ -92,15 +92,6 @@ def as_integer(text: str) -> int | None:
     return int(float(cleaned)) if match else None
 
 
-def _verify(gold: str, answer: str) -> tuple[bool, bool]:
-    """(math-verify equal?, timed out?)."""
-    try:
-        with time_limit(VERIFY_TIMEOUT):
-            return math_answers.verify_equal(gold, answer), False
-    except BoundExceeded:
-        return False, True
-
-
 def _score_doc(job: dict) -> dict:
     answers, truncated = zip(*(extract_answer(s) for s in job["samples"])) or ((), ())
     timeouts = 0
@@ -111,7 +102,7 @@ def _score_doc(job: dict) -> dict:
             return as_integer(a) is not None and as_integer(a) == as_integer(b)
         if a == b:
             return True
-        equal, timed_out = _verify(a, b)
+        equal, timed_out = math_answers.math_verify_equal(a, b, VERIFY_TIMEOUT)
         timeouts += timed_out
         return equal
 
