@@ -44,11 +44,9 @@ def task_manager():
 def chat_requests(task_name, num_fewshot=None):
     """Instances of one task as lm-eval builds them in chat mode; with the `replay` model's
     template each context is the JSON of the message list."""
-    from lm_eval.tasks import get_task_dict
-
     from evalpack.models import render_messages
 
-    task = get_task_dict([task_name], task_manager())[task_name]
+    task = task_manager().load([task_name])["tasks"][task_name]
     if num_fewshot is not None:
         task.set_config(key="num_fewshot", value=num_fewshot)
     task.build_all_requests(
