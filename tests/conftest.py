@@ -35,10 +35,10 @@ def mirror(monkeypatch):
     return DATA_DIR
 
 
-def task_manager():
+def task_manager(metadata=None):
     from lm_eval.tasks import TaskManager
 
-    return TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
+    return TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
 
 
 def chat_requests(task_name, num_fewshot=None):
@@ -71,6 +71,6 @@ def replay_eval(tasks, model_args, **kwargs):
         tasks=tasks,
         apply_chat_template=True,
         fewshot_as_multiturn=True,
-        task_manager=task_manager(),
+        task_manager=task_manager(kwargs.get("metadata")),
         **kwargs,
     )

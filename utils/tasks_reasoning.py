@@ -48,12 +48,13 @@ def _answer(row: dict, where: str) -> str:
 
 
 def normalize_rows(rows: list[dict], source: str) -> list[dict]:
-    """Rows with `question` (preferred) or `problem`, and `answer`, as the tasks' schema
-    {problem, answer}; the first bad row is a `DataError` naming its line."""
+    """Rows with `question` (preferred) or `problem`, and `answer`, given the tasks' fields
+    `problem` and `answer` (a string); other fields are kept. The first bad row is a
+    `DataError` naming its line."""
     out = []
     for lineno, row in enumerate(rows, start=1):
         where = f"{source}, line {lineno}"
-        out.append({"problem": _question(row, where), "answer": _answer(row, where),
+        out.append({**row, "problem": _question(row, where), "answer": _answer(row, where),
                     "doc_key": row.get("doc_key", f"{source}#{lineno - 1}")})
     return out
 
