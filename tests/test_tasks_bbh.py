@@ -72,11 +72,12 @@ def test_system_instruction_is_a_separate_system_message(mirror):
 
 
 @requires_shared
-def test_real_targets_as_final_sentences_score_one_on_both_metrics(mirror):
+def test_real_targets_as_final_sentences(mirror):
+    # 18 targets cannot be read back by OLMES's patterns, 3 even by flex: see test_bbh_answers
     out = replay_eval(["bbh_cot_v1_tulu"], "from_doc=So the answer is {target}.")["results"]
-    assert out["bbh_cot_v1_tulu"]["exact_match,cot"] == 1.0
-    assert out["bbh_cot_v1_tulu"]["exact_match_flex,cot"] == 1.0
-    assert out["bbh_cot_v1_tulu"]["exact_match_macro,cot"] == 1.0
+    assert out["bbh_cot_v1_tulu"]["exact_match,cot"] == pytest.approx(6493 / 6511)
+    assert out["bbh_cot_v1_tulu"]["exact_match_flex,cot"] == pytest.approx(6508 / 6511)
+    assert out["bbh_cot_v1_tulu_boolean_expressions"]["exact_match,cot"] == 1.0
 
 
 @requires_shared
