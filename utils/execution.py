@@ -128,8 +128,17 @@ def _decode(value):
     return value
 
 
+def to_wire(value) -> str:
+    """Plain data as JSON text (`NotPlainData` for anything else)."""
+    return json.dumps(_encode(value), separators=(",", ":"))
+
+
+def from_wire(text: str | bytes):
+    return _decode(json.loads(text))
+
+
 def encode_message(obj) -> bytes:
-    data = json.dumps(_encode(obj), separators=(",", ":")).encode()
+    data = to_wire(obj).encode()
     if len(data) > MAX_MESSAGE:
         raise NotPlainData(f"message of {len(data)} bytes exceeds {MAX_MESSAGE}")
     return len(data).to_bytes(4, "big") + data
@@ -150,7 +159,7 @@ def receive_message(sock: socket.socket):
     size = int.from_bytes(_recv_exact(sock, 4), "big")
     if size > MAX_MESSAGE:
         raise NotPlainData(f"message of {size} bytes exceeds {MAX_MESSAGE}")
-    return _decode(json.loads(_recv_exact(sock, size)))
+    return from_wire(_recv_exact(sock, size))
 
 
 # ---------------------------------------------------------------- candidate side
@@ -337,15 +346,25 @@ def _claim_uid() -> tuple[int, int]:
 
 
 def _processes_of_uid(uid: int) -> list[int]:
+    return _processes_of_uids(range(uid, uid + 1))
+
+
+def _processes_of_uids(uids: range) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
+                if os.stat(f"/proc/{entry}").st_uid in uids:
                     found.append(int(entry))
             except OSError:
                 continue
     return found
+
+
+def sandbox_processes() -> list[int]:
+    """Live processes running under any sandbox uid (none, between jobs)."""
+    pids = _processes_of_uids(range(UID_BASE, UID_BASE + UID_SLOTS))
+    return [pid for pid in pids if _alive(pid)]
 
 
 def _alive(pid: int) -> bool:
