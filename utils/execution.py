@@ -44,6 +44,7 @@ import threading
 import time
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from evalpack.bounded import bounded_map
 
@@ -61,7 +62,7 @@ PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "t
              "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
              "random", "operator", "copy", "json")
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
-MS_REC, MS_PRIVATE = 0x4000, 0x40000
+MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 
 
 @dataclass
@@ -169,17 +170,44 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
+def _mount(libc, source: str, target: str, fstype: str | None, flags: int, options: str) -> None:
+    if libc.mount(source.encode(), target.encode(), fstype and fstype.encode(), flags,
+                  options.encode() if options else None) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source} on {target}")
+
+
 def _isolate_filesystem() -> None:
-    """Private mounts, fresh tmpfs over every world-writable directory."""
+    """Private mounts, fresh tmpfs over every world-writable directory, and the Python
+    installation reachable by the unprivileged uid."""
     libc = _libc()
     if libc.unshare(CLONE_NEWNS) != 0:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
-    libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+    _mount(libc, "none", "/", None, MS_REC | MS_PRIVATE, "")
     for directory in WRITABLE_DIRS:
         if os.path.isdir(directory):
-            options = f"size={TMPFS_SIZE},mode=1777".encode()
-            if libc.mount(b"tmpfs", directory.encode(), b"tmpfs", 0, options) != 0:
-                raise OSError(ctypes.get_errno(), f"mount tmpfs on {directory}")
+            _mount(libc, "tmpfs", directory, "tmpfs", 0, f"size={TMPFS_SIZE},mode=1777")
+    # The standard library must stay importable (lazy imports such as `_strptime`); a venv's
+    # own site-packages are not needed by candidates.
+    if not sys.base_prefix.startswith(tuple(d + "/" for d in WRITABLE_DIRS)):
+        _expose(libc, sys.base_prefix, "/tmp/.python")
+
+
+def _expose(libc, path: str, hold: str) -> None:
+    """Make `path` traversable for other users when an ancestor (e.g. /root, mode 0700)
+    is not: the ancestor is replaced, in this mount namespace only, by an empty tmpfs holding
+    just the way to `path`. The rest of that ancestor's contents stays hidden."""
+    parts = Path(path).parts
+    for depth in range(2, len(parts)):
+        blocked = Path(*parts[:depth])
+        if os.stat(blocked).st_mode & 0o001:
+            continue
+        child = blocked / parts[depth]
+        os.makedirs(hold)
+        _mount(libc, str(child), hold, None, MS_BIND | MS_REC, "")
+        _mount(libc, "tmpfs", str(blocked), "tmpfs", 0, "size=1m,mode=0755")
+        os.makedirs(child)
+        _mount(libc, hold, str(child), None, MS_BIND | MS_REC, "")
+        return
 
 
 def _limit_resources(cpu_seconds: int) -> None:
@@ -320,18 +348,20 @@ class _Slot:
 
     def sweep(self, pid: int) -> None:
         """Kill the candidate and everything it started: its session, and (with root)
-        every process of the slot's uid."""
-        for _ in range(50):
-            victims = _processes_of_uid(self.uid) if self.privileged else [pid]
-            victims = [p for p in victims if _alive(p)]
+        every process of the slot's uid; return once none is left."""
+        if not self.privileged:
+            _kill(-pid)
+            _kill(pid)
+            return
+        for attempt in range(2000):
+            victims = [p for p in _processes_of_uid(self.uid) if _alive(p)]
             if not victims:
                 return
             for victim in victims:
                 _kill(victim)
-            if not self.privileged:
-                _kill(-pid)
-                return
-            time.sleep(0.002)
+            if attempt:
+                time.sleep(0.0005)  # SIGKILLed processes take a moment to go
+        raise RuntimeError(f"sandbox uid {self.uid}: processes survive SIGKILL")
 
 
 def _claim_uid() -> tuple[int, int]:
