@@ -19,7 +19,7 @@ $(BIN)/.installed: pyproject.toml
 
 demo: venv
 	EVALPACK_DATA_DIR=$(DEMO_DATA) $(BIN)/evalpack --model replay \
-		--model_args from_doc={solution} --tasks minerva_math_tulu \
+		--model_args from_doc=solution --tasks minerva_math_tulu \
 		--apply_chat_template --log_samples --output_path $(DEMO_OUT)
 
 test: venv

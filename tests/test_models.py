@@ -56,6 +56,7 @@ def test_missing_completion_is_an_error_unless_asked_for_empty(tmp_path):
 def test_from_doc_template_and_chat_rendering():
     lm = ReplayLM(from_doc="So the answer is {target}.")
     assert lm.generate_until([_request({"target": "(B)"})]) == ["So the answer is (B)."]
+    assert ReplayLM(from_doc="target").generate_until([_request({"target": "(B)"})]) == ["(B)"]
     messages = [{"role": "user", "content": "é\n"}]
     assert json.loads(lm.apply_chat_template(messages)) == messages
 

@@ -6,8 +6,10 @@ Completions come from one of:
   loader gives every doc, `<owner>__<name>/<config>/<split>#<row>`, as in the OLMES reference
   files) or `task` + `doc_id`. An optional `repeat` (0-based) picks which sample of a doc the row
   answers; without it, rows of the same doc are its samples in file order.
-* `from_doc=<template>`: a `str.format` template over the doc's fields, e.g. `{solution}`
-  (the reference solution) or `So the answer is {target}.`; every repeat gets the same text.
+* `from_doc=<field>` (e.g. `from_doc=solution`, the reference solution) or a `str.format`
+  template over the doc's fields (`So the answer is {target}.`; on lm-eval's command line a
+  value with braces must be given as JSON: `--model_args '{"from_doc": "..."}'`); every
+  repeat gets the same text.
 
 A request with no completion is an error naming the doc and repeat, unless `missing=empty`.
 Like a real backend, the answer is cut at the request's stop strings (`until`).
@@ -112,6 +114,8 @@ class ReplayLM(LM):
     def _answer(self, request, repeat: int) -> str:
         doc = request.doc
         if self.from_doc is not None:
+            if "{" not in self.from_doc:
+                return doc[self.from_doc]
             return self.from_doc.format(**doc)
         for doc_id in (doc.get("doc_key"), f"{request.task_name}#{request.doc_id}"):
             if (doc_id, repeat) in self.index:
