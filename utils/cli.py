@@ -124,9 +124,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in PACK_COMMANDS:
-        from evalpack import leaderboard
+        from evalpack import runs
 
-        leaderboard.main(argv)
+        runs.main(argv)
     else:
         run_lm_eval(argv)
 
