@@ -217,8 +217,9 @@ def _sympy_equal_unbounded(a: str, b: str) -> bool:
 
 
 # sympy evaluates integer powers and factorials eagerly, inside C code that no signal can
-# interrupt (`10^{10^{10}}` would run for hours): such answers count as timed out at once.
-_UNEVALUABLE = re.compile(r"\^\s*\{?\s*[\d.]{4,}|\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\d{3,}\s*!")
+# interrupt (`10^{10^{10}}` would run for hours): towers of powers, exponents of 7+ digits and
+# factorials of 5+ digits count as timed out at once.
+_UNEVALUABLE = re.compile(r"\^\s*\{?\s*[\d.]{7,}|\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\d{5,}\s*!")
 
 
 def sympy_equal(a: str, b: str, timeout: float) -> tuple[bool, bool]:
