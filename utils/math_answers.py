@@ -14,6 +14,12 @@ from __future__ import annotations
 import logging
 import re
 
+# sympy and math-verify are imported with the module, not per call, so that forked scoring
+# workers start warm.
+import sympy
+from math_verify import parse, verify
+from sympy.parsing.latex import parse_latex
+
 from evalpack.bounded import BoundExceeded, time_limit
 
 logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns once that we time it
@@ -204,9 +210,6 @@ def hendrycks_equal(a: str, b: str) -> bool:
 
 
 def _sympy_equal_unbounded(a: str, b: str) -> bool:
-    import sympy
-    from sympy.parsing.latex import parse_latex
-
     try:
         difference = parse_latex(a) - parse_latex(b)
         return sympy.simplify(difference) == 0
@@ -236,8 +239,6 @@ def sympy_equal(a: str, b: str, timeout: float) -> tuple[bool, bool]:
 def verify_equal(gold: str, answer: str) -> bool:
     """math-verify equivalence of two answer strings (each read as the content of a box).
     math-verify's own SIGALRM timeouts are off: callers bound this with `time_limit`."""
-    from math_verify import parse, verify
-
     gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=None)
     answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=None)
     return bool(verify(gold_parsed, answer_parsed, timeout_seconds=None))
