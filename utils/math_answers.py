@@ -225,13 +225,13 @@ def _sympy_equal_unbounded(a: str, b: str) -> bool:
 _UNEVALUABLE = re.compile(r"\^\s*\{?\s*[\d.]{7,}|\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\d{5,}\s*!")
 
 
-def sympy_equal(a: str, b: str, timeout: float) -> tuple[bool, bool]:
-    """(OLMES's sympy equivalence of two normalised answers, timed out?)."""
+def _bounded_comparison(equal, a: str, b: str, timeout: float) -> tuple[bool, bool]:
+    """(`equal(a, b)` within `timeout` seconds, timed out?)."""
     if _UNEVALUABLE.search(a) or _UNEVALUABLE.search(b):
         return False, True
     try:
         with time_limit(timeout):
-            return _sympy_equal_unbounded(a, b), False
+            return equal(a, b), False
     except BoundExceeded:
         return False, True
 
@@ -244,15 +244,14 @@ def verify_equal(gold: str, answer: str) -> bool:
     return bool(verify(gold_parsed, answer_parsed, timeout_seconds=None))
 
 
+def sympy_equal(a: str, b: str, timeout: float) -> tuple[bool, bool]:
+    """(OLMES's sympy equivalence of two normalised answers, timed out?)."""
+    return _bounded_comparison(_sympy_equal_unbounded, a, b, timeout)
+
+
 def math_verify_equal(gold: str, answer: str, timeout: float) -> tuple[bool, bool]:
     """(math-verify equal?, timed out?)."""
-    if _UNEVALUABLE.search(gold) or _UNEVALUABLE.search(answer):
-        return False, True
-    try:
-        with time_limit(timeout):
-            return verify_equal(gold, answer), False
-    except BoundExceeded:
-        return False, True
+    return _bounded_comparison(verify_equal, gold, answer, timeout)
 
 
 # ---------------------------------------------------------------- think blocks
