@@ -1,0 +1,231 @@
+"""Suites, resumable leaderboard runs and rescoring (`evalpack.runs`)."""
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
+from evalpack import runs
+
+TASKS = ["minerva_math_tulu_algebra", "minerva_math_tulu_geometry"]
+LIMIT = 5
+_BOARD: dict = {}  # the leaderboard built once per session (test_reports.py uses it too)
+
+
+def test_builtin_suites_set_chat_and_unsafe_code():
+    suites = runs.load_suites()
+    entries = runs.suite_tasks(suites, "tulu_3_dev_core")
+    assert [e["task"] for e in entries] == [
+        "minerva_math_tulu", "bbh_cot_v1_tulu", "codex_humaneval_tulu"
+    ]
+    flags = runs.task_flags(entries[2])
+    assert flags[:2] == ["--tasks", "codex_humaneval_tulu"]
+    assert "--apply_chat_template" in flags and "--confirm_run_unsafe_code" in flags
+
+
+def test_user_suite_cannot_forget_the_chat_template(tmp_path, caplog):
+    user = tmp_path / "suites.yaml"
+    user.write_text("mine:\n  tasks:\n    - task: minerva_math_tulu_algebra\n")
+    with caplog.at_level(logging.WARNING, logger="evalpack.runs"):
+        (entry,) = runs.suite_tasks(runs.load_suites(str(user)), "mine")
+    assert entry["chat"] is True
+    assert runs.task_flags(entry)[2:] == ["--apply_chat_template", "--fewshot_as_multiturn", "true"]
+    assert "needs a chat template" in caplog.text
+
+
+def test_suite_subset_and_unknown_names():
+    suites = runs.load_suites()
+    (entry,) = runs.suite_tasks(suites, "tulu_3_dev_core", ["bbh_cot_v1_tulu"])
+    assert entry["task"] == "bbh_cot_v1_tulu"
+    with pytest.raises(ValueError, match="no task"):
+        runs.suite_tasks(suites, "tulu_3_dev_core", ["aime24"])
+    with pytest.raises(ValueError, match="unknown suite"):
+        runs.suite_tasks(suites, "nope")
+
+
+def test_checkpoint_names_are_checked(tmp_path):
+    models = tmp_path / "models.yaml"
+    models.write_text("checkpoints:\n  - {name: a, model: replay}\n  - {name: a, model: hf}\n")
+    with pytest.raises(ValueError, match="appears twice"):
+        runs.load_checkpoints(str(models))
+    models.write_text("checkpoints:\n  - {name: ../x, model: replay}\n")
+    with pytest.raises(ValueError, match="must match"):
+        runs.load_checkpoints(str(models))
+
+
+def test_model_args_mapping_goes_as_json():
+    command = runs.lm_eval_command("replay", {"from_doc": "{solution}"}, [], Path("out"))
+    assert command[command.index("--model_args") + 1] == '{"from_doc": "{solution}"}'
+
+
+def test_requested_tasks_and_replay_rows():
+    results = {
+        "group_subtasks": {"g": ["a", "b"], "a": [], "b": []},
+        "configs": {"a": {}, "b": {}, "c": {}},
+    }
+    assert runs.requested_tasks(results) == ["g", "c"]
+    samples = [{"doc_id": 3, "resps": [["x", "y"]]}]
+    assert runs.replay_rows(samples, "t") == [
+        {"task": "t", "doc_id": 3, "repeat": 0, "completion": "x"},
+        {"task": "t", "doc_id": 3, "repeat": 1, "completion": "y"},
+    ]
+
+
+# --- the leaderboard, end to end ----------------------------------------------------------------
+
+
+def evalpack(*args, **popen):
+    env = {**os.environ, "EVALPACK_DATA_DIR": str(DATA_DIR)}
+    return subprocess.Popen([sys.executable, "-m", "evalpack.cli", *args], env=env, **popen)
+
+
+def board_files(root: Path) -> dict:
+    models = root / "models.yaml"
+    models.write_text(json.dumps({"checkpoints": [
+        {"name": "broken", "model": "no_such_backend"},
+        {"name": "solutions", "model": "replay",
+         "model_args": {"from_doc": "{solution}", "request_log": str(root / "solutions.log")}},
+        {"name": "qwen", "model": "replay",
+         "model_args": {"completions": str(root / "qwen.jsonl"), "missing": "empty",
+                        "request_log": str(root / "qwen.log")}},
+    ]}))
+    suites = root / "suites.yaml"
+    suites.write_text(json.dumps({"two": {"tasks": [{"task": t} for t in TASKS]}}))
+    return {"models": models, "suites": suites}
+
+
+def board_command(root: Path, files: dict) -> list[str]:
+    return ["leaderboard", "run", "--models", str(files["models"]), "--suite", "two",
+            "--suites", str(files["suites"]), "--output", str(root / "board"),
+            "--limit", str(LIMIT)]
+
+
+def requests_by_task(log: Path) -> dict:
+    counts = {task: 0 for task in TASKS}
+    for row in read_jsonl(log) if log.exists() else []:
+        counts[row["task"]] += 1
+    return counts
+
+
+def kill_when_qwen_starts(proc: subprocess.Popen, fifo: Path) -> None:
+    """The qwen checkpoint reads its completions from a FIFO: once our write end opens, its
+    first pair is running (so every earlier pair has ended). Kill the whole run there."""
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # no reader yet
+            assert proc.poll() is None, "the leaderboard ended before reaching qwen"
+            time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    os.close(fd)
+
+
+def build_board(root: Path) -> dict:
+    """Run 3 checkpoints (one broken) x 2 tasks, kill it in qwen's first pair, resume."""
+    files = board_files(root)
+    fifo = root / "qwen.jsonl"
+    os.mkfifo(fifo)
+    with open(root / "first.log", "w") as out:
+        first = evalpack(*board_command(root, files), stdout=out, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+        kill_when_qwen_starts(first, fifo)
+    at_kill = {
+        "solutions": requests_by_task(root / "solutions.log"),
+        "qwen": requests_by_task(root / "qwen.log"),
+        "done": {p.parent.parent.relative_to(root / "board").as_posix()
+                 for p in (root / "board").rglob("results_*.json")},
+    }
+    fifo.unlink()
+    fifo.symlink_to(OUTPUTS / "math.jsonl")
+    resumed = evalpack(*board_command(root, files), stderr=subprocess.PIPE, text=True)
+    _, resume_log = resumed.communicate()
+    return {"root": root, "files": files, "at_kill": at_kill, "resume_rc": resumed.returncode,
+            "resume_log": resume_log}
+
+
+def board(tmp_path_factory) -> dict:
+    if not _BOARD:
+        _BOARD.update(build_board(tmp_path_factory.mktemp("leaderboard")))
+    return _BOARD
+
+
+@pytest.fixture
+def leaderboard(tmp_path_factory):
+    return board(tmp_path_factory)
+
+
+@requires_shared
+def test_killed_leaderboard_resumes_without_regenerating(leaderboard):
+    root, at_kill = leaderboard["root"], leaderboard["at_kill"]
+    # killed in qwen's first pair: both solutions pairs had finished, no qwen pair had
+    assert at_kill["done"] == {f"solutions/{t}" for t in TASKS}
+    assert at_kill["solutions"] == {t: LIMIT for t in TASKS}
+    # resumed: the finished pairs were skipped, so their request counts did not move
+    assert requests_by_task(root / "solutions.log") == at_kill["solutions"]
+    assert requests_by_task(root / "qwen.log") == {t: LIMIT for t in TASKS}
+    assert leaderboard["resume_log"].count("finished earlier, skipped") == 2
+    for ckpt in ("solutions", "qwen"):
+        for task in TASKS:
+            assert runs.pair_is_done(root / "board" / ckpt / task), (ckpt, task)
+
+
+@requires_shared
+def test_a_broken_checkpoint_does_not_stop_the_others(leaderboard):
+    board_dir = leaderboard["root"] / "board"
+    assert leaderboard["resume_rc"] == 1
+    assert "2 failed (broken/minerva_math_tulu_algebra, broken/minerva_math_tulu_geometry)" in (
+        leaderboard["resume_log"]
+    )
+    assert "no_such_backend" in (board_dir / "broken" / TASKS[0] / runs.PAIR_LOG).read_text()
+    assert json.loads((board_dir / "qwen" / runs.CHECKPOINT_FILE).read_text())["model"] == "replay"
+
+
+def metric_values(results_file: Path) -> dict:
+    results = json.loads(results_file.read_text())["results"]
+    return {task: {k: v for k, v in values.items() if "," in k} for task, values in results.items()}
+
+
+@requires_shared
+def test_interrupted_pair_restarts_from_cached_completions(leaderboard, tmp_path):
+    # a pair killed after its generations reached the checkpoint's cache, before results
+    root = leaderboard["root"]
+    pair = root / "board" / "qwen" / TASKS[0]
+    (old,) = runs.results_files(pair)
+    before = metric_values(old)
+    for file in old.parent.iterdir():
+        file.rename(tmp_path / file.name)
+    requests_before = requests_by_task(root / "qwen.log")
+    rerun = evalpack(*board_command(root, leaderboard["files"]), stderr=subprocess.DEVNULL)
+    rerun.wait()
+    assert requests_by_task(root / "qwen.log") == requests_before  # nothing regenerated
+    (new,) = runs.results_files(pair)
+    assert metric_values(new) == before
+
+
+@requires_shared
+def test_rescoring_a_saved_run_gives_the_same_metrics(leaderboard, mirror, tmp_path):
+    source = leaderboard["root"] / "board" / "qwen"
+    assert runs.rescore(source, tmp_path) == []
+    flex = []
+    for original in runs.results_files(source):
+        task = original.parent.parent.name
+        (rescored,) = runs.results_files(tmp_path / task)
+        assert metric_values(rescored) == metric_values(original)
+        assert json.loads(rescored.read_text())["config"]["model"] == "replay"
+        flex.append(metric_values(original)[task]["exact_match_flex,olmes"])
+    assert len(flex) == 2 and max(flex) > 0  # real answers were scored, not just empty ones
+
+
+def test_rescoring_needs_sample_logs(tmp_path):
+    (tmp_path / "results_x.json").write_text(json.dumps({"configs": {"t": {}}}))
+    with pytest.raises(FileNotFoundError, match="--log_samples"):
+        runs.rescore(tmp_path, tmp_path / "out")
