@@ -6,8 +6,10 @@ SHARED_DATA := $(abspath ../shared/data)
 # The demo reads the full offline mirror when it exists, else the small sample the pack ships.
 DEMO_DATA := $(if $(wildcard $(SHARED_DATA)/EleutherAI__hendrycks_math),$(SHARED_DATA),$(abspath demo/data))
 DEMO_OUT := demo_output
+DEMO_BOARD := demo_leaderboard
+DEMO_MODELS := $(if $(wildcard $(SHARED_DATA)/EleutherAI__hendrycks_math),demo/leaderboard_shared.yaml,demo/leaderboard.yaml)
 
-.PHONY: demo test lint venv
+.PHONY: demo test lint venv chromium
 
 venv: $(BIN)/.installed
 
@@ -21,8 +23,18 @@ demo: venv
 	EVALPACK_DATA_DIR=$(DEMO_DATA) $(BIN)/evalpack --model replay \
 		--model_args from_doc=solution --tasks minerva_math_tulu \
 		--apply_chat_template --log_samples --output_path $(DEMO_OUT)
+	EVALPACK_DATA_DIR=$(DEMO_DATA) $(BIN)/evalpack leaderboard run --models $(DEMO_MODELS) \
+		--suite tulu_3_dev_core --tasks minerva_math_tulu --output $(DEMO_BOARD)
+	$(BIN)/evalpack report $(DEMO_BOARD) --output $(DEMO_BOARD)/report \
+		--title "evalpack demo leaderboard"
+	@echo "report: $(DEMO_BOARD)/report/report.html (and report.md, report.json)"
 
-test: venv
+# The report test opens the HTML page in Debian's headless Chromium; without it that test skips.
+chromium:
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) \
+		|| echo "chromium could not be installed: the browser test will skip"
+
+test: venv chromium
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
