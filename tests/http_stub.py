@@ -1,0 +1,115 @@
+"""A local HTTP server standing in for vLLM/SGLang/answer servers in tests.
+
+It answers `/v1/chat/completions`, `/v1/completions`, `/generate` and `/answer` with the text
+`reply(payload)` gives, records every request (path, payload, start and end times) and the most
+requests it had in flight at once, and injects faults: `faults` are used up one per request,
+in arrival order; `fault_for(payload)` can fault chosen requests every time.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def default_reply(payload: dict) -> str:
+    """Distinct for every seed (OpenAI-style servers) and every sample (answer servers)."""
+    return f"reply to seed={payload.get('seed')} sample={payload.get('sample_id')}"
+
+
+class Stub:
+    def __init__(self) -> None:
+        self.reply = default_reply
+        self.answer_field = "answer"
+        self.faults: list[str] = []
+        self.fault_for = lambda payload: None
+        self.slow_seconds = 1.0
+        self.delay = 0.0  # every request takes at least this long (for concurrency checks)
+        self.records: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def url(self, path: str) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}{path}"
+
+    def payloads(self, path: str | None = None) -> list[dict]:
+        return [r["payload"] for r in self.records if path is None or r["path"] == path]
+
+    def start(self) -> Stub:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _begin(self, path: str, payload: dict) -> tuple[dict, str | None]:
+        with self._lock:
+            record = {"path": path, "payload": payload, "start": time.monotonic()}
+            self.records.append(record)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            fault = self.faults.pop(0) if self.faults else self.fault_for(payload)
+        return record, fault
+
+    def _end(self, record: dict) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            record["end"] = time.monotonic()
+
+    def body(self, path: str, text: str) -> dict:
+        if path == "/v1/chat/completions":
+            message = {"role": "assistant", "content": text}
+            return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        if path == "/v1/completions":
+            return {"choices": [{"index": 0, "text": text, "finish_reason": "stop"}]}
+        if path == "/generate":
+            return {"text": text, "meta_info": {"finish_reason": {"type": "stop"}}}
+        return {self.answer_field: text}
+
+
+def _handler_for(stub: Stub):
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            record, fault = stub._begin(self.path, payload)
+            try:
+                time.sleep(stub.delay)
+                self._respond(payload, fault)
+            finally:
+                stub._end(record)
+
+        def _respond(self, payload: dict, fault: str | None) -> None:
+            if fault == "slow":
+                time.sleep(stub.slow_seconds)
+            if fault in ("500", "400"):
+                self._send(int(fault), b'{"error": "injected"}')
+            elif fault == "malformed":
+                self._send(200, b'{"choices": [')
+            elif fault == "missing":
+                self._send(200, b'{"unexpected": 1}')
+            else:
+                body = stub.body(self.path, stub.reply(payload))
+                self._send(200, json.dumps(body).encode())
+
+        def _send(self, status: int, data: bytes) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    return Handler
