@@ -23,12 +23,7 @@ def register_models() -> None:
     import lm_eval.models  # noqa: F401  (registers the built-in backends first)
 
     import evalpack.models
-
-    try:
-        import evalpack.backends  # noqa: F401
-    except ImportError as exc:
-        if exc.name != "evalpack.backends":
-            raise
+    import evalpack.served  # noqa: F401
 
 
 class _PlainLoader(yaml.SafeLoader):
