@@ -1,20 +1,34 @@
-"""BIG-Bench Hard answer extraction and comparison, as OLMES does it and as it was meant.
+"""BIG-Bench Hard answer extraction and comparison: OLMES's rules, the intended rules, and the
+rule OLMES used at the Tülu-3 release.
 
-* `extract_cot_v1(..., flex=False)`: OLMES `bbh:cot-v1`, bit for bit. The subtask's answer
-  pattern goes through a cascade of templates; the FIRST template with any match wins and its
-  LAST match is taken. For multiple-choice subtasks OLMES's bare-letter template is the
-  non-raw string "\\b([A-Z])\\b", whose `\\b` are backspace characters: it never matches real
-  text, so "So the answer is A." finds no `(A)` there. Kept.
-* `extract_cot_v1(..., flex=True)`: the intended behaviour for multiple choice. The two
-  explicit templates ("So the answer is X", "answer is X") also accept a bare capital letter,
-  optionally bold or in `$`, and the bare-letter fallback is a real word-boundary match; a
-  single letter is then written `(X)`. `(A)` and `A` compare equal either way (punctuation is
-  ignored), so flex differs only in what it finds. For word_sorting, flex also reads words
-  with an apostrophe or `&` ("won't", "r&d"), which OLMES's `[a-z ]+` cuts short (15 of the
-  250 real targets). Other subtasks are unchanged.
-* `extract_cot_release` / `exact_match_release`: the extractor of OLMES at the Tülu-3 release
-  (`bbh:cot`): the rest of the line after the first case-sensitive "the answer is ", minus
-  the line's last character, periods stripped; compared exactly.
+Faithful (`extract_cot_v1(..., flex=False)`, OLMES `bbh:cot-v1`): the subtask's answer pattern
+ANS is tried inside a cascade of templates; the FIRST template with any match wins and its LAST
+match is the answer. Multiple-choice subtasks get an extra bare-letter template which OLMES wrote
+as the non-raw string "\\b([A-Z])\\b": its `\\b` are backspace characters, so it never matches
+real text and "So the answer is B." yields no answer at all (or an earlier "(A)" elsewhere in
+the text). Kept. Then one enclosing delimiter pair of each kind is peeled off, and a single MC
+letter is written back as "(X)".
+
+Flex (`flex=True`), the intended behaviour; everything not listed is identical to faithful:
+
+* MC, answer cues: right after "So the answer is", "answer is" and "answer:", a capital letter
+  standing alone also counts, behind any spacing, punctuation or `\\boxed{`/`\\text{`:
+  "So the answer is B.", "the answer is **B**", "Answer: $C$", "the answer is [D]",
+  "So the answer is $\\boxed{A}$." all read as a letter. Lower-case letters do not ("the answer
+  is a bit unclear"), nor a capital followed by a lower-case word ("the answer is I think",
+  and also "the answer is B because ...").
+* MC, last resort: a completion that is nothing but one capital letter (with punctuation or
+  emphasis around it: "B", "B.", "**B**") is that letter. This replaces OLMES's bare-letter
+  template instead of "fixing" it into a real `\\b([A-Z])\\b` anywhere in the text, which
+  would read the pronoun in "I cannot determine ..." as option (I), an article "A", or a label
+  ("side G") in a truncated derivation. It comes after the case-insensitive "(x)" template.
+* word_sorting: words may contain "'" and "&" ("shouldn't", "r&d", "it&t"); OLMES's `[a-z ]+`
+  cuts the list at them (15 of the 250 real targets contain one).
+* "(A)" and "A" compare equal in both modes, since punctuation is removed before comparing.
+
+Release (`extract_cot_release`, `exact_match_release`, OLMES `bbh:cot` at the Tülu-3 release):
+the rest of the line after the first case-sensitive "the answer is ", minus the line's last
+character, periods stripped from both ends; compared with the target as plain strings.
 """
 
 from __future__ import annotations
@@ -22,15 +36,16 @@ from __future__ import annotations
 import re
 import string
 
-MULTIPLE_CHOICE = {
+MULTIPLE_CHOICE = frozenset({
     "date_understanding", "disambiguation_qa", "geometric_shapes", "hyperbaton",
     "logical_deduction_five_objects", "logical_deduction_seven_objects",
     "logical_deduction_three_objects", "movie_recommendation", "penguins_in_a_table",
     "reasoning_about_colored_objects", "ruin_names", "salient_translation_error_detection",
     "snarks", "temporal_sequences", "tracking_shuffled_objects_five_objects",
     "tracking_shuffled_objects_seven_objects", "tracking_shuffled_objects_three_objects",
-}
-PATTERNS = {
+})
+MC_PATTERN = r"\([A-Z]\)"
+OTHER_PATTERNS = {
     "boolean_expressions": r"[tT]rue|[fF]alse",
     "causal_judgement": r"[yY]es|[nN]o",
     "sports_understanding": r"[yY]es|[nN]o",
@@ -42,97 +57,127 @@ PATTERNS = {
     "dyck_languages": r"[\]\)\}\> ]+",
     "word_sorting": r"[a-z ]+",
 }
-MC_PATTERN = r"\([A-Z]\)"
-# OLMES's bare-letter template, a non-raw string: "\b" is the backspace character here.
+FLEX_WORD_SORTING = r"[a-z '&]+"
+
+# OLMES's template "\b([A-Z])\b" as written, a non-raw string: "\b" is the backspace U+0008.
 OLMES_BARE_LETTER = "\b([A-Z])\b"
-FLEX_BARE_LETTER = r"\b([A-Z])\b"
-# The letter alone, case-sensitive inside (?i) templates, not part of a longer word.
-FLEX_MC_ANSWER = r"\([A-Z]\)|(?-i:[A-Z])(?![A-Za-z0-9])"
-DELIMITERS = [("$", "$"), ("\\(", "\\)"), ("(", ")"), ("**", "**"), ("***", "***"),
-              ("\\[", "\\]"), ("'", "'"), ("`", "`"), ('"', '"')]
-PUNCTUATION = str.maketrans("", "", string.punctuation)
+# Flex, after an answer cue: anything but letters and digits (a `\boxed{` or `\text{` counts
+# as one unit), then "(X)" or a capital letter that is neither the start of a longer word nor
+# a word of a sentence ("I think", "A man": the letter followed by a lower-case word).
+FLEX_CUE_GAP = r"(?:\\(?:boxed|text|textbf|mathrm)\{|[^A-Za-z0-9])*"
+FLEX_CUE_ANSWER = r"\([A-Z]\)|(?-i:[A-Z](?![A-Za-z0-9])(?! +[a-z]))"
+FLEX_LETTER_ALONE = r"\A[^A-Za-z0-9]*([A-Z])[^A-Za-z0-9]*\Z"
+
+# Pairs peeled off the extracted answer, in this order, one pair each.
+DELIMITERS = (("$", "$"), ("\\(", "\\)"), ("(", ")"), ("**", "**"), ("***", "***"),
+              ("\\[", "\\]"), ("'", "'"), ("`", "`"), ('"', '"'))
+NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def answer_pattern(subtask: str) -> str:
-    return MC_PATTERN if subtask in MULTIPLE_CHOICE else PATTERNS[subtask]
+    """OLMES's answer regex for a BBH subtask."""
+    return MC_PATTERN if subtask in MULTIPLE_CHOICE else OTHER_PATTERNS[subtask]
 
 
-FLEX_WORDS = r"[a-z '&]+"
-
-
-def _templates(subtask: str, flex: bool) -> list[str]:
-    ans = FLEX_WORDS if flex and subtask == "word_sorting" else answer_pattern(subtask)
-    explicit = FLEX_MC_ANSWER if flex and subtask in MULTIPLE_CHOICE else ans
-    lead = r"[\s*$]*" if flex and subtask in MULTIPLE_CHOICE else ""
+def _olmes_templates(ans: str, multiple_choice: bool) -> list[str]:
     templates = [
-        rf"(?i)So the answer is {lead}({explicit})\.?",
-        rf"(?i)answer is {lead}({explicit})",
+        rf"(?i)So the answer is ({ans})\.?",
+        rf"(?i)answer is ({ans})",
         rf"(?i)answer:.*?({ans})",
         rf"(?i)answer\b.*?({ans})",
         rf"({ans})",
     ]
+    if multiple_choice:
+        templates.append(OLMES_BARE_LETTER)
+    return templates + [rf"(?i)({ans})"]
+
+
+def _flex_mc_templates() -> list[str]:
+    return [
+        rf"(?i)So the answer is\b{FLEX_CUE_GAP}({FLEX_CUE_ANSWER})\.?",
+        rf"(?i)answer is\b{FLEX_CUE_GAP}({FLEX_CUE_ANSWER})",
+        rf"(?i)answer:{FLEX_CUE_GAP}({FLEX_CUE_ANSWER})",
+        rf"(?i)answer:.*?({MC_PATTERN})",
+        rf"(?i)answer\b.*?({MC_PATTERN})",
+        rf"({MC_PATTERN})",
+        rf"(?i)({MC_PATTERN})",
+        FLEX_LETTER_ALONE,
+    ]
+
+
+def _templates(subtask: str, flex: bool) -> list[str]:
+    if not flex:
+        return _olmes_templates(answer_pattern(subtask), subtask in MULTIPLE_CHOICE)
     if subtask in MULTIPLE_CHOICE:
-        templates.append(FLEX_BARE_LETTER if flex else OLMES_BARE_LETTER)
-    templates.append(rf"(?i)({ans})")
-    return templates
+        return _flex_mc_templates()
+    if subtask == "word_sorting":
+        return _olmes_templates(FLEX_WORD_SORTING, multiple_choice=False)
+    return _olmes_templates(answer_pattern(subtask), multiple_choice=False)
 
 
-def _strip_delimiters(answer: str, pattern: str) -> str:
+def _last_match_of_first_template(text: str, templates: list[str]) -> str | None:
+    for template in templates:
+        matches = re.findall(template, text)
+        if matches:
+            return matches[-1]
+    return None
+
+
+def _strip_delimiters(answer: str) -> str:
+    # OLMES skips a pair whose left side the answer pattern matches; no BBH pattern matches any
+    # left delimiter (tested), so every pair applies.
     for left, right in DELIMITERS:
-        if re.match(pattern, left):
-            continue
         if len(answer) >= len(left) + len(right) and answer.startswith(left) \
                 and answer.endswith(right):
-            answer = answer[len(left): len(answer) - len(right)].strip()
+            answer = answer[len(left):len(answer) - len(right)].strip()
     return answer
 
 
 def extract_cot_v1(completion: str, subtask: str, flex: bool = False) -> str:
-    """The answer OLMES cot-v1 (or, with `flex`, the intended rule) reads from a completion;
-    "" when nothing matches."""
-    for template in _templates(subtask, flex):
-        matches = re.findall(template, completion)
-        if matches:
-            answer = matches[-1].strip()
-            break
-    else:
+    """The answer OLMES `bbh:cot-v1` reads from a completion (with `flex`, the intended
+    reading: see the module docstring); "" when nothing matches."""
+    found = _last_match_of_first_template(completion, _templates(subtask, flex))
+    if found is None:
         return ""
-    answer = _strip_delimiters(answer, answer_pattern(subtask))
+    answer = _strip_delimiters(found.strip())
     if subtask in MULTIPLE_CHOICE and len(answer) == 1:
         answer = f"({answer})"
     return answer
 
 
 def exact_match_cot_v1(answer: str, target: str, subtask: str) -> float:
-    """Case-insensitive comparison with ASCII punctuation removed (kept for dyck_languages)."""
+    """OLMES's comparison: case-insensitive, ASCII punctuation removed from both sides except
+    for dyck_languages (whose answers are punctuation). Whitespace is never normalised, so
+    "]]" is not "] ]"."""
     def canonical(text: str) -> str:
-        text = text.strip().lower()
-        return text if subtask == "dyck_languages" else text.translate(PUNCTUATION).strip()
+        text = text.lower()
+        return text if subtask == "dyck_languages" else text.translate(NO_PUNCTUATION)
 
     return float(canonical(answer) == canonical(target))
 
 
 def extract_cot_release(completion: str) -> str:
-    """Release-time extractor: after the first "the answer is " (case-sensitive), the rest of
-    that line without its last character, periods stripped from both ends."""
+    """Release-time answer: after the first "the answer is " (case-sensitive), the rest of that
+    line without its last character, periods stripped from both ends; "" when absent."""
     match = re.search(r"(?<=the answer is )(.*)(?=.)", completion)
     return match.group(1).strip(".") if match else ""
 
 
 def exact_match_release(answer: str, target: str) -> float:
-    return float(answer.strip() == target.strip())
+    """Release-time comparison: the strings as they are (case, punctuation and spacing count)."""
+    return float(answer == target)
 
 
 def score_bbh(completion: str, target: str, subtask: str) -> dict:
-    """Every BBH extractor on one completion, as a plain record."""
+    """Every BBH reading of one completion, as a plain record."""
     answer = extract_cot_v1(completion, subtask)
-    flex = extract_cot_v1(completion, subtask, flex=True)
-    release = extract_cot_release(completion)
+    answer_flex = extract_cot_v1(completion, subtask, flex=True)
+    answer_release = extract_cot_release(completion)
     return {
         "answer": answer,
         "exact_match": exact_match_cot_v1(answer, target, subtask),
-        "answer_flex": flex,
-        "exact_match_flex": exact_match_cot_v1(flex, target, subtask),
-        "answer_release": release,
-        "exact_match_release": exact_match_release(release, target),
+        "answer_flex": answer_flex,
+        "exact_match_flex": exact_match_cot_v1(answer_flex, target, subtask),
+        "answer_release": answer_release,
+        "exact_match_release": exact_match_release(answer_release, target),
     }
