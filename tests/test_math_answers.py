@@ -1,6 +1,10 @@
 """OLMES strict / flex and math-verify scoring on hand-made cases and OLMES's own verdicts."""
 
+import functools
 import json
+import random
+import re
+import time
 
 import pytest
 
@@ -77,18 +81,83 @@ def test_unclosed_think_gets_no_math_verify_answer():
     assert score("<think>\\boxed{3}</think> \\boxed{2}")["math_verify"] == 1
 
 
-def test_empty_and_huge_outputs():
-    assert score("")["exact_match_flex"] == 0
-    record = score("x" * 100_000)
+def test_empty_output():
+    record = score("")
+    assert record["flex_candidates"] == [""] and record["math_verify_answer"] is None
     assert record["exact_match"] == record["exact_match_flex"] == record["math_verify"] == 0
 
 
-def test_towers_of_powers_are_bounded_and_counted():
+def test_huge_output_is_bounded_and_its_timeouts_counted():
+    start = time.monotonic()
+    record = m.score_math("x" * 100_000 + " \\boxed{" + "x" * 100_000 + "}", SOLUTION, 0.5)
+    assert time.monotonic() - start < 10
+    assert record["exact_match"] == record["exact_match_flex"] == record["math_verify"] == 0
+    # sympy times out on the candidate; math-verify swallows our alarm, and it still counts
+    assert record["timeouts"] == {"exact_match": 0, "exact_match_flex": 1, "math_verify": 1}
+
+
+def test_long_lines_normalise_in_linear_time():
+    start = time.monotonic()  # Minerva's regular expressions take minutes on this
+    assert m.normalize_final_answer("\\boxed{$a$\n" + "x" * 100_000 + "}") == "a\n" + "x" * 100_000 + "}"
+    assert m.normalize_final_answer("\\text{" * 50_000) == "\\text{" * 50_000
+    assert time.monotonic() - start < 1
+
+
+def minerva_unwrap_regexes(text):
+    """The five `re.sub` steps of Minerva's normalisation that evalpack reimplements linearly."""
+    text = re.sub(r"(.*?)(\$)(.*?)(\$)(.*)", "$\\3$", text)
+    for macro in ("text", "textbf", "overline"):
+        text = re.sub(rf"(\\{macro}\{{)(.*?)(\}})", "\\2", text)
+    return re.sub(r"(\\boxed\{)(.*)(\})", "\\2", text)
+
+
+def test_linear_unwrapping_equals_the_regular_expressions():
+    pieces = ["$", "\n", "{", "}", "a", "\\text{", "\\textbf{", "\\overline{", "\\boxed{", "\\"]
+    rng = random.Random(0)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        linear = m._by_line(m._keep_first_math_span, text)
+        for opener in m.LAZY_UNWRAPPED:
+            linear = m._by_line(m._unwrap_lazy, linear, opener)
+        assert m._by_line(m._unwrap_boxed_greedy, linear) == minerva_unwrap_regexes(text), text
+
+
+def test_towers_of_powers_are_refused_unevaluated_and_counted():
     record = score("$\\boxed{10^{10^{10}}}$", "$\\boxed{10^{10^{10}}}$")
     assert record["exact_match_flex"] == 1  # string-equal after strip_string: no evaluation
-    record = score(final("10^{10^{10}}") + " \\boxed{10^{10^{10}}}")
-    assert record["exact_match"] == 0 and record["timeouts"]["exact_match"] == 1
-    assert record["timeouts"]["math_verify"] == 1
+    start = time.monotonic()
+    record = score(final("10^{10^{10}}") + " \\boxed{9^{9^{9^{9}}}}")
+    assert time.monotonic() - start < 5
+    assert record["exact_match"] == 0
+    assert record["timeouts"] == {"exact_match": 1, "exact_match_flex": 1, "math_verify": 1}
+    assert score(final("(10^{6})!"))["timeouts"]["exact_match"] == 1
+    assert score(final("10^{-10^{10}}"))["timeouts"]["exact_match"] == 1
+
+
+def test_big_but_computable_numbers_are_compared():
+    for answer in ["2^{2005}", "2004!", "(10^5)!"]:
+        record = score(final(answer) + f" \\boxed{{{answer}}}", f"$\\boxed{{{answer}}}$")
+        assert (record["exact_match"], record["math_verify"]) == (1, 1), answer
+        assert record["timeouts"] == {"exact_match": 0, "exact_match_flex": 0, "math_verify": 0}
+
+
+def test_nested_exponents_are_not_mistaken_for_towers():
+    record = score(final("e^{x^2}") + " \\boxed{e^{x^2}}", "$\\boxed{e^{x^2}}$")
+    assert (record["exact_match"], record["math_verify"]) == (1, 1)
+    assert record["timeouts"] == {"exact_match": 0, "exact_match_flex": 0, "math_verify": 0}
+
+
+def test_deeply_nested_braces():
+    record = m.score_math("\\boxed{" + "{" * 5000 + "2" + "}" * 5000 + "}", SOLUTION, 1.0)
+    assert record["exact_match_flex"] == 0 and record["math_verify"] == 0
+    assert m.score_math("{" * 50_000, SOLUTION, 1.0)["exact_match_flex"] == 0
+
+
+def test_a_box_without_braces_is_no_boxed_answer():
+    # the brace scan yields `\\boxed\\frac{1}`, which is not a box: flex falls back to the output
+    record = score("\\boxed\\frac{1}{2}")
+    assert m.last_boxed_answer("\\boxed\\frac{1}{2}") is None
+    assert record["model_answer"] == "\\boxed\\frac{1}{2}" and record["math_verify_answer"] is None
 
 
 def test_strip_string_falls_back_to_raw_comparison_when_it_raises():
@@ -97,39 +166,59 @@ def test_strip_string_falls_back_to_raw_comparison_when_it_raises():
     assert m.hendrycks_equal("0.5", "\\frac12")
 
 
+@functools.cache
+def doc_rows(path):
+    return read_jsonl(DATA_DIR / f"{path}.jsonl")
+
+
 @requires_shared
 def test_gold_equals_olmes_label_for_every_reference_doc():
-    rows = {}
-    for ref in read_jsonl(OLMES_REF / "requests_dev.jsonl"):
-        if ref["task"].startswith("minerva_math"):
-            path, row = ref["key"].split("#")
-            rows.setdefault(path, read_jsonl(DATA_DIR / f"{path}.jsonl"))
-            assert m.olmes_gold(rows[path][int(row)]["solution"]) == ref["label"], ref["key"]
+    refs = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
+            if r["task"].startswith("minerva_math")]
+    assert len(refs) == 1187 + 871 + 100  # algebra, prealgebra, MATH-500 rows 0-99
+    for ref in refs:
+        path, row = ref["key"].split("#")
+        assert m.olmes_gold(doc_rows(path)[int(row)]["solution"]) == ref["label"], ref["key"]
 
 
 def _score_job(job):
     return m.score_math(*job)
 
 
+# Rows OLMES decided by its 5 s sympy alarm (`timing_sensitive` in scores_dev_math.jsonl): all
+# verdicts there are 0 with a timed-out or unparsable comparison. They may differ on another
+# machine, so they are allowed to; today all six match (the towers and the factorial are refused
+# unevaluated, the two 100k junk outputs time out as OLMES's did).
+TIMING_SENSITIVE = {
+    "synthetic/math#242",  # pathological_pow_10_10_10
+    "synthetic/math#243",  # pathological_boxed_pow_9_9_9_9
+    "synthetic/math#245",  # pathological_pow_10_10_100
+    "synthetic/math#246",  # pathological_factorial
+    "synthetic/math#340",  # junk_100k_letters
+    "synthetic/math#343",  # junk_100k_open_braces_after_box
+}
+
+
 @requires_shared
 def test_every_olmes_verdict_on_the_adversarial_completions():
     completions = {r["id"]: r for r in read_jsonl(OUTPUTS / "math.jsonl")}
     verdicts = read_jsonl(OLMES_REF / "scores_dev_math.jsonl")
-    docs = {}
+    assert len(verdicts) == 345
+    assert {v["id"] for v in verdicts if v["timing_sensitive"]} == TIMING_SENSITIVE
     jobs = []
     for v in verdicts:
         path, row = v["key"].split("#")
-        docs.setdefault(path, read_jsonl(DATA_DIR / f"{path}.jsonl"))
-        jobs.append((completions[v["id"]]["completion"], docs[path][int(row)]["solution"]))
+        jobs.append((completions[v["id"]]["completion"], doc_rows(path)[int(row)]["solution"]))
     outcomes = bounded_map(_score_job, jobs, timeout=60)
-    mismatches = [
+    mismatches = {
         v["id"] for v, o in zip(verdicts, outcomes)
         if o.status != "ok" or (o.value["exact_match"], o.value["exact_match_flex"],
                                 o.value["model_answer"])
         != (int(v["exact_match"]), int(v["exact_match_flex"]), v["model_answer"])
-    ]
-    assert len(verdicts) == 345
-    assert mismatches == []
+    }
+    assert mismatches - TIMING_SENSITIVE == set()
+    # the model answer is string processing only: it must match even where timing may not
+    assert all(o.value["model_answer"] == v["model_answer"] for v, o in zip(verdicts, outcomes))
 
 
 @pytest.mark.parametrize("text, expected", [

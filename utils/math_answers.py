@@ -12,7 +12,9 @@ run `score_math` in `bounded_map` workers, so the bound also holds off the main 
 from __future__ import annotations
 
 import logging
+import math
 import re
+import time
 
 # sympy and math-verify are imported with the module, not per call, so that forked scoring
 # workers start warm.
@@ -57,14 +59,16 @@ def last_boxed_only_string(text: str, fbox: bool = True) -> str | None:
     return _balanced_from(text, start)
 
 
-def remove_boxed(boxed: str) -> str:
-    """The content of `\\boxed{...}`, `\\boxed ...` or `\\fbox{...}`."""
+def remove_boxed(boxed: str) -> str | None:
+    """The content of `\\boxed{...}`, `\\boxed ...` or `\\fbox{...}`; None for anything else
+    (e.g. `\\boxed\\frac{1}`, what the brace scan makes of `\\boxed\\frac{1}{2}`), where the
+    original helper fails an assertion and OLMES's flex extraction then has no boxed answer."""
     if boxed.startswith("\\boxed "):
         return boxed[len("\\boxed "):]
     for opener in ("\\boxed{", "\\fbox{"):
         if boxed.startswith(opener) and boxed.endswith("}"):
             return boxed[len(opener): -1]
-    raise ValueError(f"not a boxed expression: {boxed[:50]!r}")
+    return None
 
 
 def last_boxed_answer(text: str) -> str | None:
@@ -87,16 +91,42 @@ MINERVA_REMOVALS = [
     "\\text{s}", "\\text{.}", "\\text{\ns}", "\\text{}^2", "\\text{}^3", "\\text{\n}",
     "\\text{}", "\\mathrm{th}", "^\\circ", "^{\\circ}", "\\;", ",\\!", "{,}", '"', "\\dots",
 ]
-# (pattern, replacement) applied in order: keep the math of `$...$`, unwrap text macros.
-MINERVA_UNWRAP = [
-    (r"(.*?)(\$)(.*?)(\$)(.*)", r"$\3$"),
-    (r"(\\text\{)(.*?)(\})", r"\2"),
-    (r"(\\textbf\{)(.*?)(\})", r"\2"),
-    (r"(\\overline\{)(.*?)(\})", r"\2"),
-    (r"(\\boxed\{)(.*)(\})", r"\2"),
-    (r"(frac)([^{])(.)", r"frac{\2}{\3}"),  # \fracab -> \frac{a}{b}
-    (r"(sqrt)([^{])", r"sqrt{\2}"),  # \sqrta -> \sqrt{a}
-]
+# Minerva then unwraps answers with `re.sub` patterns whose `.` stops at a newline, so each works
+# line by line. Backtracking makes them quadratic in a line's length (a 100k-character line takes
+# minutes, and no signal interrupts `re`), so they are reimplemented here in linear time; the
+# patterns are `(.*?)(\$)(.*?)(\$)(.*)` -> `$\3$`, `(\\text\{)(.*?)(\})` -> `\2` (likewise
+# `\textbf`, `\overline`) and `(\\boxed\{)(.*)(\})` -> `\2`. The `\fracab` and `\sqrta` fixes
+# stay regular expressions (they cannot backtrack).
+LAZY_UNWRAPPED = ("\\text{", "\\textbf{", "\\overline{")
+
+
+def _keep_first_math_span(line: str) -> str:
+    """A line with two or more `$` becomes `$` + the text between its first two `$` + `$`."""
+    return "$" + line.split("$", 2)[1] + "$" if line.count("$") >= 2 else line
+
+
+def _unwrap_lazy(line: str, opener: str) -> str:
+    """Every `opener` + text + first following `}` becomes the text."""
+    out, pos = [], 0
+    while (start := line.find(opener, pos)) >= 0:
+        close = line.find("}", start + len(opener))
+        if close < 0:
+            break
+        out.append(line[pos:start] + line[start + len(opener): close])
+        pos = close + 1
+    return "".join(out) + line[pos:]
+
+
+def _unwrap_boxed_greedy(line: str) -> str:
+    """The first `\\boxed{` up to the line's last `}` becomes what lies between them."""
+    start, close = line.find("\\boxed{"), line.rfind("}")
+    if start < 0 or close < start + len("\\boxed{"):
+        return line
+    return line[:start] + line[start + len("\\boxed{"): close] + line[close + 1:]
+
+
+def _by_line(transform, text: str, *args) -> str:
+    return "\n".join(transform(line, *args) for line in text.split("\n"))
 
 
 def normalize_final_answer(answer: str) -> str:
@@ -106,10 +136,12 @@ def normalize_final_answer(answer: str) -> str:
         answer = answer.replace(before, after)
     for removed in MINERVA_REMOVALS:
         answer = answer.replace(removed, "")
-    for pattern, replacement in MINERVA_UNWRAP:
-        if pattern == MINERVA_UNWRAP[0][0] and answer.count("$") < 2:
-            continue  # cannot match, and the scan is quadratic on long outputs
-        answer = re.sub(pattern, replacement, answer)
+    answer = _by_line(_keep_first_math_span, answer)
+    for opener in LAZY_UNWRAPPED:
+        answer = _by_line(_unwrap_lazy, answer, opener)
+    answer = _by_line(_unwrap_boxed_greedy, answer)
+    answer = re.sub(r"(frac)([^{])(.)", r"frac{\2}{\3}", answer)  # \fracab -> \frac{a}{b}
+    answer = re.sub(r"(sqrt)([^{])", r"sqrt{\2}", answer)  # \sqrta -> \sqrt{a}
     answer = answer.replace("$", "")
     if answer.replace(",", "").isdigit():
         answer = answer.replace(",", "")
@@ -119,7 +151,7 @@ def normalize_final_answer(answer: str) -> str:
 def olmes_gold(solution: str) -> str:
     """OLMES's gold: the last boxed answer of the solution, Minerva-normalised."""
     boxed = last_boxed_only_string(solution)
-    return normalize_final_answer(remove_boxed(boxed) if boxed else "")
+    return normalize_final_answer((remove_boxed(boxed) if boxed else None) or "")
 
 
 def strict_answer(completion: str) -> str:
@@ -209,39 +241,77 @@ def hendrycks_equal(a: str, b: str) -> bool:
 # ---------------------------------------------------------------- bounded equivalence
 
 
+# sympy evaluates integer powers and factorials eagerly in single C-level operations that no
+# signal interrupts (`10^{10^{10}}` would run for hours): a parsed answer whose evaluation would
+# produce a number of more than a million digits counts as timed out without being evaluated
+# (`2^{2005}`, `2004!` and even `(10^5)!` stay well below; they take under a second).
+MAX_EVALUATED_DIGITS = 1e6
+
+
+def _evaluated_digits(expr) -> float:
+    """An upper bound on log10 of the largest number sympy computes evaluating `expr` (its
+    digits); symbols and floats count 0 (sympy keeps symbolic powers unevaluated)."""
+    if isinstance(expr, sympy.Rational):  # Integer included
+        return math.log10(max(abs(expr.p), expr.q, 1))
+    args = getattr(expr, "args", ())
+    if not isinstance(args, tuple) or not args:
+        return 0.0
+    if isinstance(expr, sympy.Pow):  # |b^e| <= |b|^(10^digits(e))
+        base, exponent = args
+        return _evaluated_digits(base) * 10 ** min(_evaluated_digits(exponent), 300)
+    if isinstance(expr, sympy.factorial):  # n! <= n^n
+        n_digits = min(_evaluated_digits(args[0]), 300)
+        return n_digits * 10**n_digits
+    parts = [_evaluated_digits(arg) for arg in args]
+    return sum(parts) if isinstance(expr, sympy.Mul) else max(parts) + math.log10(len(parts))
+
+
+def _refuse_unevaluable(*parsed) -> None:
+    """Raise `BoundExceeded` if evaluating any of the parsed objects would take unbounded time."""
+    for expr in parsed:
+        if _evaluated_digits(expr) > MAX_EVALUATED_DIGITS:
+            raise BoundExceeded("evaluation would produce a number of over a million digits")
+
+
 def _sympy_equal_unbounded(a: str, b: str) -> bool:
     try:
-        difference = parse_latex(a) - parse_latex(b)
-        return sympy.simplify(difference) == 0
+        parsed_a, parsed_b = parse_latex(a), parse_latex(b)
+        _refuse_unevaluable(parsed_a, parsed_b)
+        return sympy.simplify(parsed_a - parsed_b) == 0
     except BoundExceeded:
         raise
     except Exception:  # noqa: BLE001 (OLMES: any parse, type or simplify error is "not equal")
         return False
 
 
-# sympy evaluates integer powers and factorials eagerly, inside C code that no signal can
-# interrupt (`10^{10^{10}}` would run for hours): towers of powers, exponents of 7+ digits and
-# factorials of 5+ digits count as timed out at once.
-_UNEVALUABLE = re.compile(r"\^\s*\{?\s*[\d.]{7,}|\^\s*\{[^{}]*\^|\^\s*\d\s*\^|\d{5,}\s*!")
-
-
 def _bounded_comparison(equal, a: str, b: str, timeout: float) -> tuple[bool, bool]:
-    """(`equal(a, b)` within `timeout` seconds, timed out?)."""
-    if _UNEVALUABLE.search(a) or _UNEVALUABLE.search(b):
-        return False, True
+    """(`equal(a, b)` within `timeout` seconds, timed out?). A call that ran past the bound is
+    "not equal, timed out" even when it returned: math-verify (and parts of sympy) catch every
+    exception, our `BoundExceeded` included, and then go on to answer."""
+    start = time.monotonic()
     try:
         with time_limit(timeout):
-            return equal(a, b), False
+            equal_ = equal(a, b)
     except BoundExceeded:
         return False, True
+    if time.monotonic() - start >= timeout:
+        return False, True
+    return equal_, False
 
 
 def verify_equal(gold: str, answer: str) -> bool:
     """math-verify equivalence of two answer strings (each read as the content of a box).
-    math-verify's own SIGALRM timeouts are off: callers bound this with `time_limit`."""
-    gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=None)
-    answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=None)
-    return bool(verify(gold_parsed, answer_parsed, timeout_seconds=None))
+    math-verify's own SIGALRM timeouts are off: callers bound this with `time_limit`. Errors
+    mean "not equal", as inside math-verify (e.g. a recursion error on deeply nested braces)."""
+    try:
+        gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=None)
+        answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=None)
+        _refuse_unevaluable(*gold_parsed, *answer_parsed)
+        return bool(verify(gold_parsed, answer_parsed, timeout_seconds=None))
+    except BoundExceeded:
+        raise
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def sympy_equal(a: str, b: str, timeout: float) -> tuple[bool, bool]:
@@ -276,9 +346,9 @@ def flex_candidates(completion: str, strict: str) -> list[str]:
     (no `\\fbox` here); only when there is neither, the text between the last two `$`; only
     when there is still none, the whole output."""
     raw = [] if strict == INVALID_ANSWER else [strict]
-    boxed = last_boxed_only_string(completion, fbox=False)
-    if boxed:
-        raw.append(remove_boxed(boxed))
+    boxed = last_boxed_answer(completion)
+    if boxed is not None:
+        raw.append(boxed)
     if not raw:
         pieces = completion.split("$")
         raw.append(pieces[-2] if len(pieces) >= 3 else completion)
