@@ -13,6 +13,7 @@ import math
 import os
 import re
 import socket
+import tempfile
 import textwrap
 import threading
 from pathlib import Path
@@ -373,6 +374,21 @@ def test_redteam_every_attack_fails_and_leaves_no_trace(canary, listeners):
 @needs_root
 def test_full_isolation_is_reported_as_root():
     assert execution.isolation() == "namespaces+uid"
+    assert execution.network_isolation() == "empty network namespace"
+
+
+def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
+    """What a host without root gets (forced here): verdicts stay right, the socket layer is
+    closed, and each job's temporary directory is removed."""
+    monkeypatch.setenv("EVALPACK_SANDBOX", "session+limits")
+    leftovers = set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*"))
+    writer = probe("open('here.txt', 'w').write('x')\n")
+    network = probe("import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n")
+    verdicts = run_jobs([job(HONEST), job(DISHONEST), job(writer), job(network),
+                         job("def add(a, b):\n    while True: pass\n", timeout=0.5)])
+    assert [v.outcome for v in verdicts] == ["passed", "failed", "passed", "error", "timeout"]
+    assert "network access is disabled" in verdicts[3].reason
+    assert set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*")) == leftovers
 
 
 def test_verdicts_keep_order_and_report_outcomes():

@@ -171,10 +171,20 @@ def receive_message(sock: socket.socket):
 def isolation() -> str:
     """What this host allows: "namespaces+uid" (root: empty network namespace, read-only minimal
     root, PID namespace and unprivileged uid per candidate) or "session+limits" (own session,
-    resource limits, Python socket layer closed). Found by running the zygote's own set-up."""
+    resource limits, Python socket layer closed). Found by running the zygote's own set-up;
+    EVALPACK_SANDBOX=session+limits forces the latter."""
     probe = subprocess.run([sys.executable, "-m", "evalpack.sandbox_zygote", "probe"],
                            capture_output=True, text=True, check=False)
-    return probe.stdout.strip() or "session+limits"
+    if probe.returncode != 0:
+        raise RuntimeError(f"sandbox set-up failed: {probe.stderr.strip()[-500:]}")
+    return probe.stdout.strip()
+
+
+def network_isolation() -> str:
+    """How candidates are kept off the network on this host: "empty network namespace" (no
+    interface at all, loopback included) or "closed socket layer" (Python's socket constructors
+    refuse; code that reaches the C library through ctypes is not stopped)."""
+    return "empty network namespace" if isolation() == "namespaces+uid" else "closed socket layer"
 
 
 class _Slot:

@@ -4,8 +4,9 @@ candidate process per job. It never receives a test or an expected value.
     python -m evalpack.sandbox_zygote CONTROL_FD   # serve a pool slot
     python -m evalpack.sandbox_zygote probe        # print the isolation level this host allows
 
-Set-up, once per zygote (as root; every step must succeed, else the zygote falls back to
-"session+limits" and says so):
+Set-up, once per zygote, as root (where root may not create namespaces, or without root, the
+zygote falls back to "session+limits" and says so; if namespaces are granted but a later step
+fails, it stops rather than run half-isolated):
 
 * an empty network namespace (no interface but a down loopback) and a private mount namespace;
 * a new root filesystem, entered with chroot: an empty tmpfs holding read-only, nosuid bind
@@ -46,6 +47,7 @@ PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "t
              "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
              "random", "operator", "copy", "json")
 FULL, FALLBACK = "namespaces+uid", "session+limits"
+LEVEL_ENV = "EVALPACK_SANDBOX"  # "session+limits" forces the fallback (to test it as root)
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 0x1, 0x2, 0x4, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
@@ -102,8 +104,7 @@ def _place(source: str, root: str) -> None:
 
 
 def _build_root() -> None:
-    """Private namespaces and the minimal read-only root; chroot into it."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
+    """The minimal read-only root, built in the zygote's private mount namespace; chroot."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
     os.mkdir(ROOT)
@@ -227,20 +228,15 @@ def _describe(exc: BaseException) -> list[str]:
 
 
 def _set_up() -> str:
-    """Enter full isolation if this host allows it; the level reached."""
+    """Enter full isolation where this host allows it; the level reached."""
     for module in PRELOADED:
         __import__(module)
-    if os.geteuid() != 0 or SYS_CLONE is None:
+    if (os.environ.get(LEVEL_ENV) == FALLBACK or os.geteuid() != 0 or SYS_CLONE is None
+            or _libc.unshare(CLONE_NEWNS | CLONE_NEWNET) != 0):
         return FALLBACK
-    try:
-        _build_root()
-        _fresh_scratch(0)
-        pid = _clone_into_new_pid_namespace()
-    except OSError:
-        return FALLBACK
-    if pid == 0:
-        os._exit(0 if os.getpid() == 1 else 1)
-    return FULL if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 else FALLBACK
+    _build_root()  # from here on a failure is fatal: never a half-isolated zygote
+    _fresh_scratch(0)
+    return FULL
 
 
 def _reap() -> None:
