@@ -450,6 +450,12 @@ def test_nothing_a_job_writes_reaches_the_next_job():
     assert [v.outcome for v in verdicts] == ["passed", "passed"]
 
 
+def test_candidates_do_not_share_random_state():
+    reporter = "import random\nprint(random.random())\n" + HONEST
+    outputs = [v.output for v in run_jobs([job(reporter)] * 4, workers=1)]
+    assert all(outputs) and len(set(outputs)) == 4
+
+
 @pytest.mark.parametrize("value", [
     None, True, 0, -7, 2**80, 1.5, float("inf"), "é", b"\x00\xff", [1, [2]], (1, (2, "x")),
     {1, 2}, frozenset({3}), {"a": [1, (2,)], 3: None},

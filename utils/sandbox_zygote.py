@@ -59,6 +59,7 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 WORKDIR = "/tmp/work"
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_python = ctypes.PyDLL(None, use_errno=True)  # calls keep the GIL, as around fork() in os.fork
 
 
 def _check(result: int, what: str) -> int:
@@ -136,8 +137,16 @@ def _fresh_scratch(uid: int) -> None:
 
 
 def _clone_into_new_pid_namespace() -> int:
-    """fork(), except that the child is init of a new PID namespace (it is pid 1 there)."""
-    return _check(_libc.syscall(SYS_CLONE, CLONE_NEWPID | signal.SIGCHLD, 0, 0, 0, 0), "clone")
+    """os.fork(), except that the child is init of a new PID namespace (pid 1 there). Like
+    os.fork it holds the GIL across the call and runs the interpreter's fork hooks (so that,
+    e.g., `random` is reseeded in the child)."""
+    _python.PyOS_BeforeFork()
+    pid = _python.syscall(SYS_CLONE, CLONE_NEWPID | signal.SIGCHLD, 0, 0, 0, 0)
+    if pid == 0:
+        _python.PyOS_AfterFork_Child()
+    else:
+        _python.PyOS_AfterFork_Parent()
+    return _check(pid, "clone")
 
 
 # ---------------------------------------------------------------- the candidate
