@@ -314,6 +314,17 @@ def verify_equal(gold: str, answer: str) -> bool:
         return False
 
 
+def _warm_up() -> None:
+    """Build the LaTeX parsers once (the first `parse_latex` call takes a second or more)."""
+    parse_latex("1")
+    verify_equal("1", "1")
+
+
+# At import, so that forked scoring workers inherit warm parsers instead of each paying on its
+# first doc (which can push a cheap doc past a tight per-doc bound on a loaded machine).
+_warm_up()
+
+
 def sympy_equal(a: str, b: str, timeout: float) -> tuple[bool, bool]:
     """(OLMES's sympy equivalence of two normalised answers, timed out?)."""
     return _bounded_comparison(_sympy_equal_unbounded, a, b, timeout)
