@@ -401,6 +401,11 @@ def test_verdicts_keep_order_and_report_outcomes():
     assert dataclasses.asdict(verdicts[0])["passed"] is True
 
 
+def test_a_large_program_reaches_the_sandbox_whole():
+    large = "# " + "x" * 2_000_000 + "\n" + HONEST
+    assert [v.outcome for v in run_jobs([job(large), job(HONEST)], workers=1)] == ["passed"] * 2
+
+
 def test_a_test_expecting_an_exception_sees_the_builtin_type():
     test = program("""
         def check(candidate):

@@ -204,13 +204,19 @@ class _Slot:
 
     def spawn(self, job: Job, channel_end: socket.socket, output: int,
               workdir: str) -> tuple[int, int]:
-        """Start a candidate for `job`; its pid and a pidfd for it."""
+        """Start a candidate for `job`; its pid and a pidfd for it. The descriptors travel
+        with one marker byte, the request follows as a length-prefixed message."""
         request = {"program": job.program, "entry_point": job.entry_point, "uid": self.uid,
                    "cpu_seconds": max(1, math.ceil(job.timeout) + 1), "workdir": workdir}
-        socket.send_fds(self.control, [json.dumps(request).encode()],
-                        [channel_end.fileno(), output])
-        message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
-        return json.loads(message)["pid"], fds[0]
+        try:
+            socket.send_fds(self.control, [b"\0"], [channel_end.fileno(), output])
+            self.control.sendall(encode_message(request))
+            message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
+            return json.loads(message)["pid"], fds[0]
+        except (OSError, ValueError, IndexError):  # the zygote is gone: replace it next job
+            self.zygote.kill()
+            self.zygote.wait()
+            raise
 
     def kill(self, pid: int, pidfd: int) -> None:
         """SIGKILL the candidate and return once it is gone. With full isolation it is init of

@@ -33,7 +33,6 @@ import sys
 
 from evalpack.execution import (
     FILE_SIZE_LIMIT,
-    MAX_MESSAGE,
     MEMORY_LIMIT,
     OPEN_FILES_LIMIT,
     OUTPUT_CAP,
@@ -280,13 +279,14 @@ def serve(control: socket.socket) -> None:
     control.sendall(json.dumps({"isolation": level}).encode())
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(control, MAX_MESSAGE, 2)
-        except OSError:
-            return
-        if not message:
+            marker, fds, _, _ = socket.recv_fds(control, 1, 2)
+            if not marker:
+                return
+            request = receive_message(control)
+        except (OSError, EOFError):
             return
         _reap()
-        pid = _spawn(json.loads(message), fds, level)
+        pid = _spawn(request, fds, level)
         pidfd = os.pidfd_open(pid)
         for fd in fds:
             os.close(fd)
