@@ -145,6 +145,18 @@ ATTACKS = {
         def add(a, b):
             return 0
         """), "error: .*(non-plain|malformed)"),
+    "forge_protocol_reply": (program("""
+        import json, os, stat
+        def add(a, b):
+            body = json.dumps({'$dict': [['ready', True]]}).encode()
+            for fd in range(3, 64):
+                try:
+                    if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                        os.write(fd, len(body).to_bytes(4, 'big') + body)
+                except OSError:
+                    pass
+            return 0
+        """), "error: .*malformed"),
     "read_tests_and_data_from_disk": (probe(f"""
         open({str(REPO / 'tests' / 'test_execution.py')!r}).read()
         open({str(HUMANEVAL)!r}).read()

@@ -307,14 +307,14 @@ class _Proxy:
             raise CandidateFailure("error", f"test passed non-plain data: {exc}") from None
         except OSError:
             raise CandidateFailure("killed", "candidate process is gone") from None
-        reply = self.receive()
+        reply = self.receive(expected="result")
         if "error" in reply:
             name, text = reply["error"]
             raise _as_exception(name, text)
         return reply["result"]
 
-    def receive(self) -> dict:
-        """The candidate's next message: a dict with "ready", "result" or "error"."""
+    def receive(self, expected: str) -> dict:
+        """The candidate's next message: {expected: value} or {"error": [name, text]}."""
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise CandidateFailure("timeout", "time limit")
@@ -327,19 +327,19 @@ class _Proxy:
             raise CandidateFailure("killed", "candidate process exited or was killed") from None
         except (NotPlainData, ValueError, KeyError, TypeError, RecursionError) as exc:
             raise CandidateFailure("error", f"candidate sent non-plain data: {exc}") from None
-        if not _well_formed(message):
+        if not _well_formed(message, expected):
             raise CandidateFailure("error", "candidate sent a malformed message")
         return message
 
 
-def _well_formed(message) -> bool:
+def _well_formed(message, expected: str) -> bool:
     if type(message) is not dict or len(message) != 1:
         return False
     ((key, value),) = message.items()
     if key == "error":
         return (type(value) is list and len(value) == 2
                 and all(type(part) is str for part in value))
-    return key in ("ready", "result")
+    return key == expected
 
 
 def _as_exception(name: str, text: str) -> BaseException:
@@ -378,7 +378,7 @@ def run_job(job: Job) -> Verdict:
 
 def _run_test(job: Job, proxy: _Proxy) -> Verdict:
     try:
-        ready = proxy.receive()
+        ready = proxy.receive(expected="ready")
         if "error" in ready:
             name, text = ready["error"]
             return Verdict(False, "error", f"program failed to load: {name}: {text}", 0.0)
