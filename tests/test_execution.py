@@ -32,6 +32,7 @@ CANARY = CANARY_DIR / "keep.txt"
 HOST_TMP_FILE = Path("/tmp/evalpack-redteam-was-here")
 HOST_SHM_FILE = Path("/dev/shm/evalpack-redteam-was-here")
 UNIX_SOCKET = Path("/tmp/evalpack-redteam.sock")
+IPC_KEY = 0x5EED  # System V IPC key an attack creates objects under
 HUMANEVAL = DATA_DIR / "openai__openai_humaneval/default/test.jsonl"
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 
@@ -242,6 +243,14 @@ ATTACKS = {
         def add(a, b):
             return 0
         """), "failed: assertion"),
+    "sysv_ipc_left_behind": (program(f"""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        for make in (libc.shmget, libc.msgget):
+            args = ({IPC_KEY}, 4096, 0o1666) if make is libc.shmget else ({IPC_KEY}, 0o1666)
+            if make(*args) < 0:
+                raise OSError(ctypes.get_errno(), 'ipc')
+        """) + DISHONEST, "failed: assertion"),
     "chroot_or_mount_escape": (probe("""
         import os
         os.makedirs('jail', exist_ok=True)
@@ -312,6 +321,13 @@ ATTACKS = {
 }
 
 
+def host_ipc_objects(key):
+    """System V shared memory segments and message queues under `key` on the host."""
+    return [line for kind in ("shm", "msg") for line in
+            Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+            if int(line.split()[0]) == key]
+
+
 @pytest.fixture
 def canary():
     CANARY_DIR.mkdir(exist_ok=True)
@@ -378,6 +394,7 @@ def test_redteam_every_attack_fails_and_leaves_no_trace(canary, listeners):
     assert sorted(p.name for p in CANARY_DIR.iterdir()) == ["keep.txt"]
     assert not HOST_TMP_FILE.exists() and not HOST_SHM_FILE.exists()
     assert not Path("/usr/pwned").exists()
+    assert not host_ipc_objects(IPC_KEY)
     assert connections == []
     assert execution.sandbox_processes() == []
     assert "PASSED" in verdicts[2 * names.index("fake_success_markers")].output

@@ -16,7 +16,8 @@ fails, it stops rather than run half-isolated):
 
 Per job: /tmp is replaced by a fresh, size-capped tmpfs (so nothing a job wrote reaches the
 next); the candidate is cloned into a new PID namespace, as its init, so that when it dies the
-kernel kills every process it started; it then sets no_new_privs, drops to the slot's
+kernel kills every process it started, and into a new IPC namespace, so that no System V shared
+memory or message queue outlives it; it then sets no_new_privs, drops to the slot's
 unprivileged uid, takes its resource limits and runs the program.
 """
 
@@ -47,7 +48,7 @@ PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "t
              "random", "operator", "copy", "json")
 FULL, FALLBACK = "namespaces+uid", "session+limits"
 LEVEL_ENV = "EVALPACK_SANDBOX"  # "session+limits" forces the fallback (to test it as root)
-CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 0x1, 0x2, 0x4, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
@@ -135,12 +136,14 @@ def _fresh_scratch(uid: int) -> None:
     os.chown(WORKDIR, uid, uid)
 
 
-def _clone_into_new_pid_namespace() -> int:
-    """os.fork(), except that the child is init of a new PID namespace (pid 1 there). Like
+def _clone_into_new_namespaces() -> int:
+    """os.fork(), except that the child is init of a new PID namespace (pid 1 there) and has
+    its own System V IPC namespace (its shared memory and message queues die with it). Like
     os.fork it holds the GIL across the call and runs the interpreter's fork hooks (so that,
     e.g., `random` is reseeded in the child)."""
     _python.PyOS_BeforeFork()
-    pid = _python.syscall(SYS_CLONE, CLONE_NEWPID | signal.SIGCHLD, 0, 0, 0, 0)
+    pid = _python.syscall(SYS_CLONE, CLONE_NEWPID | CLONE_NEWIPC | signal.SIGCHLD,
+                          0, 0, 0, 0)
     if pid == 0:
         _python.PyOS_AfterFork_Child()
     else:
@@ -259,7 +262,7 @@ def _spawn(request: dict, fds: list[int], level: str) -> int:
     full = level == FULL
     if full:
         _fresh_scratch(request["uid"])
-    pid = _clone_into_new_pid_namespace() if full else os.fork()
+    pid = _clone_into_new_namespaces() if full else os.fork()
     if pid == 0:
         channel = socket.socket(fileno=fds[0])
         try:
