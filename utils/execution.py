@@ -200,7 +200,10 @@ class _Slot:
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, close_fds=True,
         )
         theirs.close()
-        self.isolation = json.loads(self.control.recv(4096))["isolation"]
+        hello = self.control.recv(4096)
+        if not hello:
+            raise RuntimeError("the sandbox zygote failed to set up (its error is on stderr)")
+        self.isolation = json.loads(hello)["isolation"]
 
     def spawn(self, job: Job, channel_end: socket.socket, output: int,
               workdir: str) -> tuple[int, int]:
