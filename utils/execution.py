@@ -23,9 +23,9 @@ Design (three kinds of process per pool slot; slots run in parallel, one per cor
   modules candidates use, and once enters an empty network namespace, a private mount namespace
   and a minimal read-only root (see that module). It forks a candidate per job and never sees
   a test.
-* candidate: init of its own PID namespace, fresh tmpfs /tmp as working area, no_new_privs, the
-  slot's own unprivileged uid, resource limits, scrubbed environment, stdout/stderr to a capped
-  pipe. At the end of the job the trusted worker SIGKILLs it through a pidfd and waits for it;
+* candidate: init of its own PID and IPC namespaces, a fresh tmpfs /tmp as working area,
+  no_new_privs, the slot's own unprivileged uid, resource limits, scrubbed environment,
+  stdout/stderr into a memory file of which the first OUTPUT_CAP bytes are kept. At the end of the job the trusted worker SIGKILLs it through a pidfd and waits for it;
   the kernel kills everything else in its PID namespace first (orphans, `setsid` children,
   fork bombs), so nothing survives.
 
