@@ -195,20 +195,52 @@ def metric_values(results_file: Path) -> dict:
 
 
 @requires_shared
-def test_interrupted_pair_restarts_from_cached_completions(leaderboard, tmp_path):
-    # a pair killed after its generations reached the checkpoint's cache, before results
+def test_interrupted_pair_restarts_from_cached_completions(leaderboard):
+    # a pair killed while lm-eval was saving: its generations are in the checkpoint's cache and
+    # its results file is written, but its sample log is not and there is no `done` marker
     root = leaderboard["root"]
     pair = root / "board" / "qwen" / TASKS[0]
     (old,) = runs.results_files(pair)
     before = metric_values(old)
-    for file in old.parent.iterdir():
-        file.rename(tmp_path / file.name)
+    (pair / runs.DONE_MARKER).unlink()
+    for samples in pair.rglob("samples_*.jsonl"):
+        samples.unlink()
     requests_before = requests_by_task(root / "qwen.log")
     rerun = evalpack(*board_command(root, leaderboard["files"]), stderr=subprocess.DEVNULL)
     rerun.wait()
     assert requests_by_task(root / "qwen.log") == requests_before  # nothing regenerated
-    (new,) = runs.results_files(pair)
-    assert metric_values(new) == before
+    (new,) = runs.results_files(pair)  # the unfinished attempt's results file is gone
+    assert new != old and metric_values(new) == before
+    assert len(read_jsonl(next(pair.rglob("samples_*.jsonl")))) == LIMIT
+    assert runs.pair_is_done(pair)
+
+
+def test_a_results_file_without_the_marker_is_unfinished(tmp_path):
+    pair = tmp_path / "ckpt" / "task"
+    (pair / "model").mkdir(parents=True)
+    (pair / "model" / "results_2024-01-01.json").write_text("{}")
+    (pair / "model" / "samples_task_2024-01-01.jsonl").write_text("")
+    (pair / runs.PAIR_LOG).write_text("log")
+    assert not runs.pair_is_done(pair)
+    runs.clear_unfinished(pair)
+    assert sorted(p.name for p in pair.rglob("*") if p.is_file()) == [runs.PAIR_LOG]
+
+
+def test_a_checkpoint_directory_of_another_model_is_refused(tmp_path, caplog):
+    entries = [{"task": "t", "chat": False}]
+    first = [{"name": "a", "model": "hf", "model_args": "pretrained=step1000"},
+             {"name": "b", "model": "replay"}]
+    for ckpt in first:
+        runs.claim_checkpoint_dir(ckpt, tmp_path / ckpt["name"])
+        (tmp_path / ckpt["name"] / "t").mkdir()
+        (tmp_path / ckpt["name"] / "t" / runs.DONE_MARKER).write_text("{}")
+    changed = [{**first[0], "model_args": "pretrained=step2000"}, first[1]]
+    with caplog.at_level(logging.ERROR, logger="evalpack.runs"):
+        outcome = runs.run_leaderboard(changed, entries, tmp_path, [])
+    assert outcome == {"done": ["b/t"], "ran": [], "failed": ["a/t"]}
+    assert "pretrained=step1000" in caplog.text and "new name" in caplog.text
+    recorded = json.loads((tmp_path / "a" / runs.CHECKPOINT_FILE).read_text())
+    assert recorded == first[0]  # the directory still describes what it holds
 
 
 @requires_shared
@@ -229,3 +261,30 @@ def test_rescoring_needs_sample_logs(tmp_path):
     (tmp_path / "results_x.json").write_text(json.dumps({"configs": {"t": {}}}))
     with pytest.raises(FileNotFoundError, match="--log_samples"):
         runs.rescore(tmp_path, tmp_path / "out")
+
+
+@requires_shared
+def test_an_interrupted_sampled_pair_regenerates_nothing(tmp_path):
+    # lm-eval's --use_cache never reuses sampled completions; the pair's completion log does
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"checkpoints": [{
+        "name": "s", "model": "replay",
+        "model_args": {"from_doc": "{solution}", "request_log": str(tmp_path / "asked.log")},
+    }]}))
+    suites = tmp_path / "suites.yaml"
+    suites.write_text(json.dumps({"sampled": {"tasks": [
+        {"task": "math500", "args": ["--metadata", '{"repeats": 3}']}]}}))
+    command = ["leaderboard", "run", "--models", str(models), "--suites", str(suites),
+               "--suite", "sampled", "--output", str(tmp_path / "board"), "--limit", "2"]
+    pair = tmp_path / "board" / "s" / "math500"
+    assert evalpack(*command, stderr=subprocess.DEVNULL).wait() == 0
+    (first,) = runs.results_files(pair)
+    assert len(read_jsonl(tmp_path / "asked.log")) == 6  # 2 problems x 3 samples
+    # killed while scoring: completions logged, no results, no marker
+    (pair / runs.DONE_MARKER).unlink()
+    before = metric_values(first)
+    assert evalpack(*command, stderr=subprocess.DEVNULL).wait() == 0
+    assert len(read_jsonl(tmp_path / "asked.log")) == 6  # nothing regenerated
+    (again,) = runs.results_files(pair)
+    assert metric_values(again)["math500"] == before["math500"]
+    assert before["math500"]["pass@1,samples"] == 1.0  # the solutions were scored

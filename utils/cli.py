@@ -23,6 +23,7 @@ def register_models() -> None:
     import lm_eval.models  # noqa: F401  (registers the built-in backends first)
 
     import evalpack.models
+    import evalpack.resume  # the `resumable` wrapper that leaderboard runs use
     import evalpack.served  # noqa: F401
 
 

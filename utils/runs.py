@@ -8,9 +8,11 @@
   by replaying the logged responses through lm-eval with the current scorers.
 * `evalpack report DIR...`: see `evalpack.reports`.
 
-Leaderboard layout: `DIR/<checkpoint>/checkpoint.json` (name, model, model_args),
-`DIR/<checkpoint>/cache_rank0.db` (lm-eval's `--use_cache` SQLite cache, one per checkpoint) and
-`DIR/<checkpoint>/<task>/` (lm-eval's `--output_path` for that pair, with `lm_eval.log`).
+Leaderboard layout: `DIR/<checkpoint>/checkpoint.json` (name, model, model_args) and
+`DIR/<checkpoint>/<task>/`: lm-eval's `--output_path` for that pair, with `lm_eval.log`,
+`completions.jsonl` (every completion as it arrived, greedy and sampled: the checkpoint's model
+runs inside `evalpack.resume`'s `resumable` wrapper, so an interrupted pair restarts from it) and
+a `done` marker written once lm-eval has exited cleanly with its results and sample logs saved.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from evalpack.data import read_jsonl
 SUITES_FILE = Path(__file__).with_name("suites.yaml")
 CHECKPOINT_FILE = "checkpoint.json"
 PAIR_LOG = "lm_eval.log"
+DONE_MARKER = "done"
+COMPLETION_LOG = "completions.jsonl"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 log = logging.getLogger("evalpack.runs")
 
@@ -139,17 +143,48 @@ def load_checkpoints(models_file: str) -> list[dict]:
 
 
 def pair_is_done(pair_dir: Path) -> bool:
-    """lm-eval writes its results file only when the whole run has finished."""
-    return pair_dir.is_dir() and bool(results_files(pair_dir))
+    """The marker, not the results file: lm-eval saves its results before the sample logs, so
+    a run killed in between leaves a results file without complete samples."""
+    return (pair_dir / DONE_MARKER).is_file()
+
+
+def clear_unfinished(pair_dir: Path) -> None:
+    """Remove the results and sample logs of an attempt that did not finish, so that reports
+    and rescoring never read them (its completions stay in the completion log)."""
+    leftovers = [*pair_dir.rglob("results_*.json"), *pair_dir.rglob("samples_*.jsonl")]
+    if leftovers:
+        log.warning("%s: removing %d files of an unfinished attempt", pair_dir, len(leftovers))
+    for file in leftovers:
+        file.unlink()
 
 
 def run_pair(ckpt: dict, entry: dict, ckpt_dir: Path, extra: list[str]) -> bool:
-    """One (checkpoint, task) pair through lm-eval with the checkpoint's request cache."""
+    """One (checkpoint, task) pair through lm-eval, resuming from the pair's completion log;
+    the `done` marker is written only when lm-eval exited cleanly after saving its results."""
     pair_dir = ckpt_dir / entry["task"]
-    flags = task_flags(entry) + ["--use_cache", str(ckpt_dir / "cache"), *extra]
-    command = lm_eval_command(ckpt["model"], ckpt.get("model_args", ""), flags, pair_dir)
-    status = run_logged(command, pair_dir / PAIR_LOG)
-    return status == 0 and pair_is_done(pair_dir)
+    clear_unfinished(pair_dir)
+    wrapped = {"model": ckpt["model"], "model_args": ckpt.get("model_args", ""),
+               "log": str(pair_dir / COMPLETION_LOG)}
+    command = lm_eval_command("resumable", wrapped, task_flags(entry) + extra, pair_dir)
+    if run_logged(command, pair_dir / PAIR_LOG) != 0 or not results_files(pair_dir):
+        return False
+    (pair_dir / DONE_MARKER).write_text(json.dumps({"command": command}), encoding="utf-8")
+    return True
+
+
+def claim_checkpoint_dir(ckpt: dict, ckpt_dir: Path) -> None:
+    """Record which model a checkpoint directory holds; refuse one recorded for another model,
+    whose cached completions and finished pairs would otherwise be reused under this name."""
+    description = ckpt_dir / CHECKPOINT_FILE
+    if description.is_file():
+        recorded = json.loads(description.read_text(encoding="utf-8"))
+        if recorded != ckpt:
+            raise ValueError(
+                f"{ckpt_dir} holds checkpoint {recorded}, not {ckpt}: give the changed "
+                "checkpoint a new name, or delete that directory to start it afresh"
+            )
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    description.write_text(json.dumps(ckpt, indent=1), encoding="utf-8")
 
 
 def run_leaderboard(
@@ -158,11 +193,20 @@ def run_leaderboard(
     """Every pair not yet finished; returns the pairs `done` (before), `ran` and `failed`."""
     outcome: dict[str, list[str]] = {"done": [], "ran": [], "failed": []}
     pairs = [(ckpt, entry) for ckpt in checkpoints for entry in entries]
+    refused = set()
+    for ckpt in checkpoints:
+        try:
+            claim_checkpoint_dir(ckpt, output / ckpt["name"])
+        except ValueError as exc:
+            log.error("%s", exc)
+            refused.add(ckpt["name"])
     for number, (ckpt, entry) in enumerate(pairs, start=1):
         ckpt_dir = output / ckpt["name"]
-        ckpt_dir.mkdir(parents=True, exist_ok=True)
-        (ckpt_dir / CHECKPOINT_FILE).write_text(json.dumps(ckpt, indent=1), encoding="utf-8")
         label = f"[{number}/{len(pairs)}] {ckpt['name']} x {entry['task']}"
+        if ckpt["name"] in refused:
+            log.error("%s: not run (checkpoint directory holds another model)", label)
+            outcome["failed"].append(f"{ckpt['name']}/{entry['task']}")
+            continue
         if pair_is_done(ckpt_dir / entry["task"]):
             log.info("%s: finished earlier, skipped", label)
             outcome["done"].append(f"{ckpt['name']}/{entry['task']}")
