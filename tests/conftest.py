@@ -23,6 +23,11 @@ def read_jsonl(path):
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def olmes_requests(task):
+    """OLMES's own requests for `task` (e.g. "codex_humaneval::tulu") from requests_dev.jsonl."""
+    return [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl") if r["task"] == task]
+
+
 TASKS_DIR = REPO / "tasks"
 
 

@@ -1,23 +1,18 @@
+"""The exemplar loader (`evalpack.fewshot`): recorded hashes are checked on every load.
+The exemplar texts themselves: test_fewshot_minerva.py and test_fewshot_bbh.py."""
+
 import json
 
 import pytest
 
-from conftest import OLMES_REF, read_jsonl, requires_shared
 from evalpack import fewshot
 
 
-def test_minerva_shots_match_their_recorded_hash():
-    record = fewshot.load("minerva_math")
-    assert fewshot.payload_sha256(record["samples"]) == record["sha256"]
-    assert len(record["samples"]) == 4
-    assert "lm-eval==0.4.3" in record["source"]
-
-
-def test_quirks_are_kept():
-    shots = fewshot.load("minerva_math")["samples"]
-    assert shots[0]["problem"].endswith("{\\sqrt{5-x}}$.}")
-    assert "30n&=480\\\n" in shots[2]["solution"]  # one backslash before the newline
-    assert "6x-4y&=a,\\\n" in shots[3]["problem"]
+def test_the_shipped_files_load_whole():
+    assert len(fewshot.load("minerva_math")["samples"]) == 4
+    subtasks = fewshot.load("bbh_cot")["subtasks"]
+    assert len(subtasks) == 27
+    assert {len(entry["samples"]) for entry in subtasks.values()} == {3}
 
 
 def test_a_tampered_file_is_refused(tmp_path, monkeypatch):
@@ -31,14 +26,3 @@ def test_a_tampered_file_is_refused(tmp_path, monkeypatch):
             fewshot.load("minerva_math")
     finally:
         fewshot.load.cache_clear()
-
-
-@requires_shared
-def test_minerva_shots_equal_olmes_turns():
-    ref = read_jsonl(OLMES_REF / "requests_dev.jsonl")[0]["messages"]
-    shots = fewshot.load("minerva_math")["samples"]
-    turns = []
-    for shot in shots:
-        turns += [{"role": "user", "content": f"Problem:\n{shot['problem']}\n\nSolution:"},
-                  {"role": "assistant", "content": shot["solution"].strip()}]
-    assert ref[:8] == turns

@@ -4,7 +4,14 @@ import json
 
 import pytest
 
-from conftest import OLMES_REF, OUTPUTS, chat_requests, read_jsonl, replay_eval, requires_shared
+from conftest import (
+    OUTPUTS,
+    chat_requests,
+    olmes_requests,
+    read_jsonl,
+    replay_eval,
+    requires_shared,
+)
 from evalpack import tasks_code
 from evalpack.tasks_code import STOP_STRINGS, extract_program
 
@@ -56,8 +63,7 @@ def test_stop_strings_are_cut_at_the_earliest():
 
 @requires_shared
 def test_messages_and_prefix_identical_to_olmes(mirror):
-    reference = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
-                 if r["task"] == "codex_humaneval::tulu"]
+    reference = olmes_requests("codex_humaneval::tulu")
     built = {inst.doc["doc_key"]: inst for inst in chat_requests("codex_humaneval_tulu")}
     assert len(reference) == 40
     for ref in reference:

@@ -5,9 +5,8 @@ import json
 import pytest
 
 from conftest import (
-    OLMES_REF,
     chat_requests,
-    read_jsonl,
+    olmes_requests,
     replay_eval,
     requires_shared,
     task_manager,
@@ -33,10 +32,7 @@ def test_group_and_all_subjects_build(mirror):
 @requires_shared
 @pytest.mark.parametrize("subject", ["algebra", "prealgebra"])
 def test_messages_identical_to_olmes(mirror, subject):
-    reference = [
-        r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
-        if r["task"] == f"minerva_math_{subject}::tulu"
-    ]
+    reference = olmes_requests(f"minerva_math_{subject}::tulu")
     instances = chat_requests(f"minerva_math_tulu_{subject}")
     built = {inst.doc["doc_key"]: inst for inst in instances}
     assert len(reference) == len(built) == {"algebra": 1187, "prealgebra": 871}[subject]

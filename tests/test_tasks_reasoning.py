@@ -5,9 +5,8 @@ import json
 import pytest
 
 from conftest import (
-    OLMES_REF,
     chat_requests,
-    read_jsonl,
+    olmes_requests,
     replay_eval,
     requires_shared,
     task_manager,
@@ -131,8 +130,7 @@ def test_math500_reference_solutions_score_one(mirror):
 
 @requires_shared
 def test_minerva_math_500_tulu_messages_identical_to_olmes(mirror):
-    reference = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
-                 if r["task"] == "minerva_math_500::tulu"]
+    reference = olmes_requests("minerva_math_500::tulu")
     built = {i.doc["doc_key"]: i for i in chat_requests("minerva_math_500_tulu")}
     assert len(reference) == 100
     for ref in reference:
