@@ -161,3 +161,13 @@ def test_a_served_backend_resumes_a_failed_sampled_run_through_the_wrapper(tmp_p
         assert stub.records == []  # the last run came from the log alone
     finally:
         stub.stop()
+
+
+@pytest.mark.parametrize("model_args", ["from_doc=solution,batch_size=8",
+                                        {"from_doc": "solution", "batch_size": 8}])
+def test_the_checkpoints_own_args_win_over_the_runs(tmp_path, model_args):
+    # lm-eval passes the run's --batch_size / --device to every model; a checkpoint that sets
+    # batch_size itself (as models.yaml entries for `hf` do) must not fail with "multiple values"
+    lm = resume.ResumableLM(model="replay", log=str(tmp_path / "log.jsonl"),
+                            model_args=model_args, batch_size=1, device="cpu")
+    assert lm.inner.source == "from_doc=solution"

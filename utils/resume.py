@@ -24,6 +24,7 @@ from pathlib import Path
 
 from lm_eval.api.model import LM, CacheHook, hash_args
 from lm_eval.api.registry import get_model, register_model
+from lm_eval.utils import simple_parse_args_string
 
 ATTR = "generate_until"
 
@@ -102,11 +103,12 @@ class ResumableLM(LM):
     def __init__(self, model: str, log: str, model_args: str | dict | None = None,
                  **additional_config) -> None:
         super().__init__()
-        backend = get_model(model)
-        if isinstance(model_args, dict):
-            self.inner = backend.create_from_arg_obj(model_args, additional_config)
-        else:
-            self.inner = backend.create_from_arg_string(model_args or "", additional_config)
+        if not isinstance(model_args, dict):
+            model_args = simple_parse_args_string(model_args or "")
+        # lm-eval hands every model the run's --batch_size / --device; the checkpoint's own
+        # model_args win (lm-eval itself would fail on both with "multiple values")
+        run_level = {k: v for k, v in additional_config.items() if k not in model_args}
+        self.inner = get_model(model).create_from_arg_obj(model_args, run_level)
         self.log = CompletionLog(Path(log))
         self.inner.set_cache_hook(self.log)
 
