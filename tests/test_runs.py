@@ -53,10 +53,13 @@ def test_suite_subset_and_unknown_names():
 def test_checkpoint_names_are_checked(tmp_path):
     models = tmp_path / "models.yaml"
     models.write_text("checkpoints:\n  - {name: a, model: replay}\n  - {name: a, model: hf}\n")
-    with pytest.raises(ValueError, match="appears twice"):
+    with pytest.raises(ValueError, match="checkpoint 2: name 'a' appears twice"):
         runs.load_checkpoints(str(models))
     models.write_text("checkpoints:\n  - {name: ../x, model: replay}\n")
     with pytest.raises(ValueError, match="must match"):
+        runs.load_checkpoints(str(models))
+    models.write_text("checkpoints:\n  - {name: a, model: hf}\n  - {model: hf}\n")
+    with pytest.raises(ValueError, match="models.yaml, checkpoint 2: needs `name`"):
         runs.load_checkpoints(str(models))
 
 

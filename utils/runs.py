@@ -130,14 +130,19 @@ def load_checkpoints(models_file: str) -> list[dict]:
     if not isinstance(checkpoints, list) or not checkpoints:
         raise ValueError(f"{models_file}: needs a non-empty `checkpoints` list")
     names = set()
-    for ckpt in checkpoints:
-        name = str(ckpt.get("name", ""))
+    for number, ckpt in enumerate(checkpoints, start=1):
+        where = f"{models_file}, checkpoint {number}"
+        if not isinstance(ckpt, dict):
+            raise ValueError(f"{where}: needs a mapping {{name, model, model_args}}")
+        if "name" not in ckpt:
+            raise ValueError(f"{where}: needs `name`")
+        name = str(ckpt["name"])
         if not NAME_PATTERN.match(name):
-            raise ValueError(f"{models_file}: checkpoint name {name!r} must match [A-Za-z0-9._-]+")
+            raise ValueError(f"{where}: name {name!r} must match [A-Za-z0-9._-]+")
         if name in names:
-            raise ValueError(f"{models_file}: checkpoint {name!r} appears twice")
+            raise ValueError(f"{where}: name {name!r} appears twice")
         if "model" not in ckpt:
-            raise ValueError(f"{models_file}: checkpoint {name!r} needs `model`")
+            raise ValueError(f"{where} ({name!r}): needs `model`")
         names.add(name)
     return checkpoints
 
