@@ -61,6 +61,13 @@ def test_checkpoint_names_are_checked(tmp_path):
     models.write_text("checkpoints:\n  - {name: a, model: hf}\n  - {model: hf}\n")
     with pytest.raises(ValueError, match="models.yaml, checkpoint 2: needs `name`"):
         runs.load_checkpoints(str(models))
+    command = evalpack("leaderboard", "run", "--models", str(models), "--suite", "reasoning_math",
+                       "--output", str(tmp_path / "board"), stderr=subprocess.PIPE, text=True)
+    _, stderr = command.communicate()
+    assert command.returncode == 1
+    assert stderr.strip().splitlines()[-1] == (
+        f"evalpack leaderboard: error: {models}, checkpoint 2: needs `name`")
+    assert "Traceback" not in stderr
 
 
 def test_model_args_mapping_goes_as_json():

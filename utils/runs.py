@@ -133,7 +133,7 @@ def load_checkpoints(models_file: str) -> list[dict]:
     for number, ckpt in enumerate(checkpoints, start=1):
         where = f"{models_file}, checkpoint {number}"
         if not isinstance(ckpt, dict):
-            raise ValueError(f"{where}: needs a mapping {{name, model, model_args}}")
+            raise TypeError(f"{where}: needs a mapping {{name, model, model_args}}")
         if "name" not in ckpt:
             raise ValueError(f"{where}: needs `name`")
         name = str(ckpt["name"])
@@ -397,4 +397,9 @@ def main(argv: list[str]) -> None:
     args.lm_eval_args = argv[cut + 1:]
     if args.command == "suite" and args.action == "show" and not args.name:
         raise SystemExit("evalpack suite show: name a suite")
-    sys.exit(args.handler(args))
+    try:
+        status = args.handler(args)
+    except (ValueError, TypeError, OSError, yaml.YAMLError) as exc:
+        # bad input (a models or suites file, a results directory): one line naming it
+        raise SystemExit(f"evalpack {args.command}: error: {exc}") from None
+    sys.exit(status)
