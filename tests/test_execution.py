@@ -158,6 +158,20 @@ ATTACKS = {
                     pass
             return 0
         """), "error: .*malformed"),
+    "trickle_reply_past_the_deadline": (program("""
+        import os, stat, time
+        def add(a, b):
+            for fd in range(3, 64):
+                try:
+                    if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                        os.write(fd, (100).to_bytes(4, 'big'))
+                        while True:  # one byte at a time, each well inside any socket timeout
+                            os.write(fd, b' ')
+                            time.sleep(0.2)
+                except OSError:
+                    pass
+            return 0
+        """), "timeout"),
     "read_tests_and_data_from_disk": (probe(f"""
         open({str(REPO / 'tests' / 'test_execution.py')!r}).read()
         open({str(HUMANEVAL)!r}).read()
@@ -464,6 +478,16 @@ def test_a_test_cannot_swallow_the_candidate_dying():
                          Job("def add(a, b):\n    raise SystemExit\n", test, "add"),
                          Job("def add(a, b):\n    while True: pass\n", test, "add", 0.5)])
     assert [v.outcome for v in verdicts] == ["passed", "killed", "error", "timeout"]
+
+
+def test_stop_iteration_cannot_end_a_tests_generator_early():
+    # re-raised as the builtin, StopIteration would end map() silently and the all() hold
+    test = "def check(candidate):\n    assert all(map(lambda p: candidate(*p) == sum(p), [(1, 2), (3, 4)]))\n"
+    cheat = Job("def add(a, b):\n    raise StopIteration\n", test + "check(add)\n", "add", 2.0)
+    honest = Job(HONEST, test + "check(add)\n", "add", 2.0)
+    verdicts = run_jobs([cheat, honest])
+    assert (verdicts[0].outcome, verdicts[1].outcome) == ("error", "passed")
+    assert "StopIteration" in verdicts[0].reason
 
 
 def test_a_test_that_never_calls_the_candidate_is_an_error():

@@ -147,9 +147,16 @@ def encode_message(obj) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+    """`n` bytes; with a `deadline` (time.monotonic()), TimeoutError once it has passed, however
+    slowly the peer trickles its bytes in."""
     chunks = []
     while n:
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("deadline passed")
+            sock.settimeout(remaining)
         chunk = sock.recv(min(n, 1 << 20))
         if not chunk:
             raise EOFError("peer closed")
@@ -158,11 +165,11 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def receive_message(sock: socket.socket):
-    size = int.from_bytes(_recv_exact(sock, 4), "big")
+def receive_message(sock: socket.socket, deadline: float | None = None):
+    size = int.from_bytes(_recv_exact(sock, 4, deadline), "big")
     if size > MAX_MESSAGE:
         raise NotPlainData(f"message of {size} bytes exceeds {MAX_MESSAGE}")
-    return from_wire(_recv_exact(sock, size))
+    return from_wire(_recv_exact(sock, size, deadline))
 
 # ---------------------------------------------------------------- pool slot (trusted worker)
 
@@ -304,10 +311,16 @@ class _Proxy:
             raise
 
     def _call(self, args, kwargs):
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise CandidateFailure("timeout", "time limit")
+        self.channel.settimeout(remaining)  # a candidate that never reads cannot stall us
         try:
             self.channel.sendall(encode_message([list(args), kwargs]))
         except NotPlainData as exc:
             raise CandidateFailure("error", f"test passed non-plain data: {exc}") from None
+        except TimeoutError:
+            raise CandidateFailure("timeout", "time limit") from None
         except OSError:
             raise CandidateFailure("killed", "candidate process is gone") from None
         reply = self.receive(expected="result")
@@ -318,12 +331,8 @@ class _Proxy:
 
     def receive(self, expected: str) -> dict:
         """The candidate's next message: {expected: value} or {"error": [name, text]}."""
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise CandidateFailure("timeout", "time limit")
-        self.channel.settimeout(remaining)
         try:
-            message = receive_message(self.channel)
+            message = receive_message(self.channel, self.deadline)
         except TimeoutError:
             raise CandidateFailure("timeout", "time limit") from None
         except (EOFError, ConnectionError):
@@ -349,7 +358,9 @@ def _as_exception(name: str, text: str) -> BaseException:
     """The candidate's exception, as a builtin exception of the same name where one exists
     (tests may expect e.g. ValueError), else a CandidateFailure."""
     builtin = getattr(builtins, name, None)
-    if isinstance(builtin, type) and issubclass(builtin, Exception):
+    # StopIteration raised into a test's generator or map() would end it early and silently
+    if isinstance(builtin, type) and issubclass(builtin, Exception) and not issubclass(
+            builtin, (StopIteration, StopAsyncIteration)):
         return builtin(f"[candidate] {text}")
     return CandidateFailure("error", f"candidate raised {name}: {text}")
 
