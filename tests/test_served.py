@@ -16,6 +16,7 @@ from evalpack.served import (
     ServedRequestError,
     ServedSGLang,
     plan_jobs,
+    render_chat,
 )
 
 CHAT = [{"role": "user", "content": "What is 6*7?"}]
@@ -303,3 +304,14 @@ def test_failed_run_keeps_completions_and_a_rerun_regenerates_only_the_failure(s
     stub.records.clear()
     _evaluate("answer-server", args, data, use_cache=cache)
     assert stub.records == []  # everything now comes from the cache
+
+
+@pytest.mark.parametrize(("template", "expected"), [
+    # the template keeps the content as is: the fence opener's newline stays
+    (TEMPLATE, "<|user|>Q<|end|><|assistant|>```python\n"),
+    # a template that trims message content: the prefix ends where the template put it
+    (TEMPLATE.replace("m['content']", "m['content'] | trim"), "<|user|>Q<|end|><|assistant|>```python"),
+])
+def test_a_prefix_keeps_its_trailing_newline_where_the_template_does(template, expected):
+    messages = [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "```python\n"}]
+    assert render_chat(template, messages) == expected

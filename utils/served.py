@@ -156,17 +156,23 @@ def render_chat(template: str, messages: list[dict], bos_token: str = "",
     assistant message is left open (the prompt ends with its text) so the model continues it."""
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
     env.globals["raise_exception"] = _template_error
-    prefix = messages[-1]["content"].rstrip() if continues_assistant(messages) else None
+    continuing = continues_assistant(messages)
     text = env.from_string(template).render(
-        messages=messages, add_generation_prompt=prefix is None,
+        messages=messages, add_generation_prompt=not continuing,
         bos_token=bos_token, eos_token=eos_token,
     )
+    prefix = messages[-1]["content"].strip() if continuing else ""
     if not prefix:
         return text
-    end = text.rfind(prefix)
-    if end == -1:
+    start = text.rfind(prefix)
+    if start == -1:
         raise ValueError("chat template dropped the final assistant message; cannot continue it")
-    return text[: end + len(prefix)]
+    # as transformers' continue_final_message: the prefix's trailing whitespace (HumanEval's
+    # fence opener ends in a newline) stays where the template kept it
+    whole = messages[-1]["content"].lstrip()
+    if text.startswith(whole, start):
+        return text[: start + len(whole)]
+    return text[: start + len(prefix)]
 
 
 class Pacer:
