@@ -11,6 +11,7 @@ from conftest import (
     read_jsonl,
     replay_eval,
     requires_shared,
+    task_manager,
 )
 from evalpack import tasks_code
 from evalpack.tasks_code import STOP_STRINGS, extract_program
@@ -148,3 +149,10 @@ def test_real_completions_run_end_to_end(mirror, tmp_path):
     assert len(records) == 164 * 5
     assert {r["olmes"]["outcome"] for r in records} <= {"passed", "failed", "timeout", "error",
                                                         "killed"}
+
+
+def test_metadata_repeats_reach_the_sampled_task_only(mirror):
+    tasks = task_manager({"repeats": 7}).load(
+        ["codex_humaneval_tulu", "codex_humaneval_tulu_greedy"])["tasks"]
+    assert tasks["codex_humaneval_tulu"].config.repeats == 7
+    assert tasks["codex_humaneval_tulu_greedy"].config.repeats == 1
