@@ -171,3 +171,22 @@ def test_the_checkpoints_own_args_win_over_the_runs(tmp_path, model_args):
     lm = resume.ResumableLM(model="replay", log=str(tmp_path / "log.jsonl"),
                             model_args=model_args, batch_size=1, device="cpu")
     assert lm.inner.source == "from_doc=solution"
+
+
+def test_more_repeats_later_ask_a_served_backend_only_for_the_new_ones(tmp_path):
+    # the served backends key each repeat themselves: given only the missing repeats they would
+    # number them from 0 again and answer them with the old samples
+    stub = Stub().start()
+    try:
+        def run(repeats):
+            lm = resume.ResumableLM(model="answer-server", log=str(tmp_path / "log.jsonl"),
+                                    model_args={"base_url": stub.url("/answer"), "seed": 1})
+            return lm.generate_until(sampled_requests(docs=1, repeats=repeats))
+
+        first = run(2)
+        stub.records.clear()
+        second = run(4)
+        assert [p["sample_id"] for p in stub.payloads("/answer")] == ["t/0/2", "t/0/3"]
+        assert second[:2] == first and len(set(second)) == 4
+    finally:
+        stub.stop()

@@ -11,7 +11,8 @@ samples it already had, which are exchangeable draws. Only the missing ones reac
 
 A completion is logged as soon as the backend reports it through lm-eval's cache hook (`hf` per
 batch, lm-eval's API backends per request, `vllm` after the whole call, the pack's served
-backends per request under their own per-repeat keys, which they look up here on a rerun), and
+backends per request under their own per-repeat keys, which they look up here on a rerun:
+they get every request), and
 otherwise when the backend returns. Log-likelihood requests go to the backend uncached.
 """
 
@@ -113,6 +114,9 @@ class ResumableLM(LM):
         self.inner.set_cache_hook(self.log)
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        if getattr(self.inner, "keys_each_repeat", False):
+            # the pack's served backends find their completions in the log by (doc, repeat)
+            return self.inner.generate_until(requests)
         keys = [hash_args(ATTR, request.args) for request in requests]
         cached, missing = split_cached(keys, self.log.logged)
         answers = dict(cached)

@@ -195,6 +195,11 @@ class ServedGeneration:
     """`generate_until` over HTTP, one request per (doc, repeat). Subclasses build the payload
     (`build_payload`) and read the completion out of the response (`parse_answer`)."""
 
+    # Each (doc, repeat) has its own seed and its own key in the cache behind `cache_hook`, so
+    # these backends skip what they already have themselves; `evalpack.resume` hands them every
+    # request (a subset would be renumbered from repeat 0 and get the old seeds again).
+    keys_each_repeat = True
+
     def _init_serving(self, *, url: str | None, seed: int | None, num_concurrent: int,
                       max_retries: int, retry_delay: float, request_interval: float,
                       timeout: float) -> None:
@@ -254,8 +259,8 @@ class ServedGeneration:
 
     def _failure_message(self, failures: list[str], total: int) -> str:
         kept = total - len(failures)
-        resume = ("they are stored in the --use_cache database: rerun with the same --use_cache "
-                  "to regenerate only the failed requests"
+        resume = ("they are stored in the --use_cache database (or a leaderboard pair's "
+                  "completion log): rerun the same command to regenerate only the failed requests"
                   if self.cache_hook.dbdict is not None
                   else "run with --use_cache <path> to keep completions across reruns")
         shown = "\n  ".join(failures[:10])
