@@ -172,6 +172,13 @@ ATTACKS = {
                     pass
             return 0
         """), "timeout"),
+    "read_host_processes": (probe("""
+        import os
+        others = [p for p in os.listdir('/proc') if p.isdigit()
+                  and os.stat('/proc/' + p).st_uid != os.getuid()]
+        assert others, 'no other process visible'
+        open('/proc/' + others[0] + '/cmdline').read()
+        """), "error: .*no other process visible"),
     "read_tests_and_data_from_disk": (probe(f"""
         open({str(REPO / 'tests' / 'test_execution.py')!r}).read()
         open({str(HUMANEVAL)!r}).read()
@@ -320,7 +327,7 @@ ATTACKS = {
             return 0
         """), "failed: assertion"),
     "read_harness_environment": (probe("open('/proc/1/environ', 'rb').read()\n"),
-                                 "error: .*PermissionError"),
+                                 "error: .*(PermissionError|FileNotFoundError)"),
     "orphan_setsid_child": (program("""
         import os, time
         if os.fork() == 0:

@@ -11,8 +11,8 @@ fails, it stops rather than run half-isolated):
 * an empty network namespace (no interface but a down loopback) and a private mount namespace;
 * a new root filesystem, entered with chroot: an empty tmpfs holding read-only, nosuid bind
   mounts of the runtime only (/usr, /etc, the Python installation and the venv, a handful of
-  device nodes, /proc) and a scratch tmpfs at /tmp. The repository, the data, /root, /home and
-  the host's /tmp, /run and /dev/shm do not exist in it.
+  device nodes), a proc that shows no other uid's processes, and a scratch tmpfs at /tmp. The
+  repository, the data, /root, /home and the host's /tmp, /run and /dev/shm do not exist in it.
 
 Per job: /tmp is replaced by a fresh, size-capped tmpfs (so nothing a job wrote reaches the
 next); the candidate is cloned into a new PID namespace, as its init, so that when it dies the
@@ -27,6 +27,7 @@ import ctypes
 import io
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -49,7 +50,7 @@ PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "t
 FULL, FALLBACK = "namespaces+uid", "session+limits"
 LEVEL_ENV = "EVALPACK_SANDBOX"  # "session+limits" forces the fallback (to test it as root)
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x08000000, 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 0x1, 0x2, 0x4, 0x20
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
@@ -104,6 +105,18 @@ def _place(source: str, root: str) -> None:
         _mount(source, target, None, MS_BIND)
 
 
+def _mount_proc(target: str) -> None:
+    """A proc of its own where each proc mount has its own options (Linux 5.8+): hidepid
+    hides every process of another uid, so a candidate sees neither the harness's nor the
+    host's command lines and environments. On older kernels hidepid would change the host's
+    /proc too, so the host's is bound read-only instead."""
+    release = tuple(int(part) for part in re.findall(r"\d+", os.uname().release)[:2])
+    if release >= (5, 8):
+        _mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible")
+    else:
+        _bind_readonly("/proc", target)
+
+
 def _build_root() -> None:
     """The minimal read-only root, built in the zygote's private mount namespace; chroot."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -119,7 +132,7 @@ def _build_root() -> None:
                          ("shm", "/tmp")):
         os.symlink(target, f"{ROOT}/dev/{name}")
     os.makedirs(ROOT + "/proc")
-    _bind_readonly("/proc", ROOT + "/proc")
+    _mount_proc(ROOT + "/proc")
     os.makedirs(ROOT + "/tmp")
     _mount(None, ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
     os.chroot(ROOT)
