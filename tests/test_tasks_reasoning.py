@@ -60,9 +60,9 @@ def test_metric_list_stops_at_n():
 
 def test_bad_row_is_an_error_with_its_line(tmp_path):
     file = tmp_path / "mine.jsonl"
-    file.write_text('{"question": "1+1?", "answer": 2}\n{"problem": "2+2?", "answer": "4"}\n'
-                    '{"question": "3+3?"}\n')
-    with pytest.raises(data.DataError, match=r"mine\.jsonl, line 3: needs 'answer'"):
+    file.write_text('{"question": "1+1?", "answer": 2}\n\n{"problem": "2+2?", "answer": "4"}\n'
+                    '{"question": "3+3?"}\n')  # a blank line 2: the bad row is on line 4
+    with pytest.raises(data.DataError, match=r"mine\.jsonl, line 4: needs 'answer'"):
         tasks_reasoning.load(path="unused", data_file=str(file))
 
 
@@ -151,3 +151,17 @@ def test_base_model_prompt_is_plain_four_shot_without_test_problems(mirror):
         assert gen_kwargs["until"] == ["Problem:"]
     test_problems = {doc["problem"] for doc in task.eval_docs}
     assert not any(shot["problem"] in test_problems for shot in shots)
+
+
+def test_the_task_decides_the_comparison_not_the_docs_loaded():
+    # an integer gold under math500 is still checked by math-verify: "20+5" is 25
+    docs, resps = [{"answer": "25"}], [["\\boxed{20+5}"]]
+    assert tasks_reasoning.score_verified_samples(resps, docs)[0]["correct"] == [True]
+    assert tasks_reasoning.score_integer_samples(resps, docs)[0]["correct"] == [False]
+
+
+def test_repeated_non_integer_answers_win_the_aime_vote_together():
+    resps = [["\\boxed{25}"] + ["\\boxed{\\frac{1}{2}}"] * 3]
+    (record,) = tasks_reasoning.score_integer_samples(resps, [{"answer": "25"}])
+    assert record["labels"] == [0, 1, 1, 1]
+    assert tasks_reasoning.process_results({}, [record])["maj@4"] == 0.0

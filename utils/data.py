@@ -33,8 +33,9 @@ def mirror_file(data_dir: str | Path, path: str, name: str | None, split: str) -
     return Path(data_dir) / hub_dir(path) / (name or "default") / f"{split}.jsonl"
 
 
-def read_jsonl(file: str | Path) -> list[dict]:
-    """Rows of a JSONL file; a bad line is a `DataError` naming the file and line number."""
+def numbered_jsonl(file: str | Path) -> list[tuple[int, dict]]:
+    """(line number, row) for each row of a JSONL file, blank lines skipped; a bad line is a
+    `DataError` naming the file and line number."""
     rows = []
     with open(file, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -46,8 +47,13 @@ def read_jsonl(file: str | Path) -> list[dict]:
                 raise DataError(f"{file}, line {lineno}: not valid JSON ({exc.msg})") from None
             if not isinstance(row, dict):
                 raise DataError(f"{file}, line {lineno}: expected a JSON object")
-            rows.append(row)
+            rows.append((lineno, row))
     return rows
+
+
+def read_jsonl(file: str | Path) -> list[dict]:
+    """Rows of a JSONL file (see `numbered_jsonl`)."""
+    return [row for _, row in numbered_jsonl(file)]
 
 
 def with_keys(rows: list[dict], path: str, name: str | None, split: str) -> list[dict]:

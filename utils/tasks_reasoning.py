@@ -5,7 +5,7 @@ Per sample, only what follows the last `</think>` counts; an unclosed `<think>` 
 (scores 0, counted). The last `\\boxed{}` of what remains is the answer (no box: no answer).
 AIME compares integers ("025" = "25"); MATH-500 uses math-verify against the gold `answer`.
 All scoring, including grouping equivalent answers for the majority vote, runs per doc under
-a hard time bound in the `score_samples` filter.
+a hard time bound in the tasks' filters (`score_integer_samples`, `score_verified_samples`).
 """
 
 from __future__ import annotations
@@ -47,15 +47,15 @@ def _answer(row: dict, where: str) -> str:
     return str(answer)
 
 
-def normalize_rows(rows: list[dict], source: str) -> list[dict]:
-    """Rows with `question` (preferred) or `problem`, and `answer`, given the tasks' fields
-    `problem` and `answer` (a string); other fields are kept. The first bad row is a
-    `DataError` naming its line."""
+def normalize_rows(rows: list[tuple[int, dict]], source: str) -> list[dict]:
+    """(line number, row) pairs with `question` (preferred) or `problem`, and `answer`, given
+    the tasks' fields `problem` and `answer` (a string); other fields are kept. The first bad
+    row is a `DataError` naming its line."""
     out = []
-    for lineno, row in enumerate(rows, start=1):
+    for index, (lineno, row) in enumerate(rows):
         where = f"{source}, line {lineno}"
         out.append({**row, "problem": _question(row, where), "answer": _answer(row, where),
-                    "doc_key": row.get("doc_key", f"{source}#{lineno - 1}")})
+                    "doc_key": row.get("doc_key", f"{source}#{index}")})
     return out
 
 
@@ -66,12 +66,13 @@ def load(path: str, names: list[str] | None = None, split: str = "test",
     import datasets
 
     if data_file:
-        rows = normalize_rows(data.read_jsonl(data_file), data_file)
+        rows = normalize_rows(data.numbered_jsonl(data_file), data_file)
     else:
         rows = []
         for name in names or [None]:
             split_rows = list(data.load_split(path, name, split))
-            rows += normalize_rows(split_rows, f"{path}/{name or 'default'}/{split}")
+            rows += normalize_rows(list(enumerate(split_rows, start=1)),
+                                   f"{path}/{name or 'default'}/{split}")
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
 
 
@@ -100,7 +101,8 @@ def _score_doc(job: dict) -> dict:
     def same(a: str, b: str) -> bool:
         nonlocal timeouts
         if job["integer"]:
-            return as_integer(a) is not None and as_integer(a) == as_integer(b)
+            # non-integer answers (never right) still group with their exact repeats for maj@k
+            return a == b or (as_integer(a) is not None and as_integer(a) == as_integer(b))
         if a == b:
             return True
         equal, timed_out = math_answers.math_verify_equal(a, b, VERIFY_TIMEOUT)
@@ -113,14 +115,19 @@ def _score_doc(job: dict) -> dict:
             "labels": labels, "timeouts": timeouts}
 
 
-def _integer_task(docs: list[dict]) -> bool:
-    return all(as_integer(doc["answer"]) is not None for doc in docs)
+def score_integer_samples(resps: list[list[str]], docs: list[dict]) -> list[dict]:
+    """Custom filter of the AIME tasks: answers compare as integers ("025" = "25")."""
+    return score_samples(resps, docs, integer=True)
 
 
-def score_samples(resps: list[list[str]], docs: list[dict]) -> list[dict]:
-    """Custom filter: every doc's samples scored in parallel, each doc under a hard bound.
-    AIME-style tasks (all golds integers) compare integers; others use math-verify."""
-    integer = _integer_task(docs)
+def score_verified_samples(resps: list[list[str]], docs: list[dict]) -> list[dict]:
+    """Custom filter of math500: answers compare by math-verify against the gold answer."""
+    return score_samples(resps, docs, integer=False)
+
+
+def score_samples(resps: list[list[str]], docs: list[dict], integer: bool) -> list[dict]:
+    """Every doc's samples scored in parallel, each doc under a hard bound. The comparison is
+    the task's (its YAML names the filter), never inferred from the docs a run happens to load."""
     jobs = [{"samples": samples, "gold": doc["answer"], "integer": integer}
             for samples, doc in zip(resps, docs)]
     records = []
