@@ -82,6 +82,10 @@ def test_no_answer_pattern_matches_a_left_delimiter(subtask):
     ("A man walks in. He is late.", "", ""),
     ("The answer is I think (B).", "(B)", "(B)"),
     ("the answer is a bit unclear", "", ""),
+    ("So the answer is B because it fits.", "", "(B)"),  # a reason after the letter
+    ("So the answer is option B.", "", "(B)"),
+    ("The answer is Choice D", "", "(D)"),
+    ("So the answer is A and B.", "", ""),  # two letters: no answer
     ("I am not sure, maybe (c).", "(c)", "(c)"),  # the case-insensitive last resort
     ("", "", ""),
 ])

@@ -61,11 +61,12 @@ FLEX_WORD_SORTING = r"[a-z '&]+"
 
 # OLMES's template "\b([A-Z])\b" as written, a non-raw string: "\b" is the backspace U+0008.
 OLMES_BARE_LETTER = "\b([A-Z])\b"
-# Flex, after an answer cue: anything but letters and digits (a `\boxed{` or `\text{` counts
-# as one unit), then "(X)" or a capital letter that is neither the start of a longer word nor
-# a word of a sentence ("I think", "A man": the letter followed by a lower-case word).
-FLEX_CUE_GAP = r"(?:\\(?:boxed|text|textbf|mathrm)\{|[^A-Za-z0-9])*"
-FLEX_CUE_ANSWER = r"\([A-Z]\)|(?-i:[A-Z](?![A-Za-z0-9])(?! +[a-z]))"
+# Flex, after an answer cue: anything but letters and digits (a `\boxed{` or `\text{`, and the
+# word "option" or "choice", count as one unit), then "(X)" or a capital letter that is neither
+# the start of a longer word nor a word of a sentence ("I think", "A man", "A and B": the letter
+# followed by a lower-case word), unless that word gives a reason ("B because it fits").
+FLEX_CUE_GAP = r"(?:\\(?:boxed|text|textbf|mathrm)\{|(?:option|choice)\s+|[^A-Za-z0-9])*"
+FLEX_CUE_ANSWER = r"\([A-Z]\)|(?-i:[A-Z](?![A-Za-z0-9])(?! +(?!(?:because|since|as)\b)[a-z]))"
 FLEX_LETTER_ALONE = r"\A[^A-Za-z0-9]*([A-Z])[^A-Za-z0-9]*\Z"
 
 # Pairs peeled off the extracted answer, in this order, one pair each.
