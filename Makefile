@@ -8,6 +8,9 @@ DEMO_DATA := $(if $(wildcard $(SHARED_DATA)/EleutherAI__hendrycks_math),$(SHARED
 DEMO_OUT := demo_output
 DEMO_BOARD := demo_leaderboard
 DEMO_MODELS := $(if $(wildcard $(SHARED_DATA)/EleutherAI__hendrycks_math),demo/leaderboard_shared.yaml,demo/leaderboard.yaml)
+# BBH (and its per-subtask heat map) needs the mirror; the shipped sample has MATH only.
+comma := ,
+DEMO_TASKS := $(if $(wildcard $(SHARED_DATA)/lukaemon__bbh),minerva_math_tulu$(comma)bbh_cot_v1_tulu,minerva_math_tulu)
 
 .PHONY: demo test lint venv chromium
 
@@ -24,7 +27,7 @@ demo: venv
 		--model_args from_doc=solution --tasks minerva_math_tulu \
 		--apply_chat_template --log_samples --output_path $(DEMO_OUT)
 	EVALPACK_DATA_DIR=$(DEMO_DATA) $(BIN)/evalpack leaderboard run --models $(DEMO_MODELS) \
-		--suite tulu_3_dev_core --tasks minerva_math_tulu --output $(DEMO_BOARD)
+		--suite tulu_3_dev_core --tasks $(DEMO_TASKS) --output $(DEMO_BOARD)
 	$(BIN)/evalpack report $(DEMO_BOARD) --output $(DEMO_BOARD)/report \
 		--title "evalpack demo leaderboard"
 	@echo "report: $(DEMO_BOARD)/report/report.html (and report.md, report.json)"

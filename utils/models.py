@@ -2,14 +2,17 @@
 
 Completions come from one of:
 
-* `completions=<file.jsonl>`: rows with `completion` and either `key` (the doc key the pack's
-  loader gives every doc, `<owner>__<name>/<config>/<split>#<row>`, as in the OLMES reference
-  files) or `task` + `doc_id`. An optional `repeat` (0-based) picks which sample of a doc the row
+* `completions=<file.jsonl>` (or a list of files, given as JSON): rows with `completion` and
+  either `key` (the doc key the pack's loader gives every doc,
+  `<owner>__<name>/<config>/<split>#<row>`, as in the OLMES reference files) or `task` +
+  `doc_id`. An optional `repeat` (0-based) picks which sample of a doc the row
   answers; without it, rows of the same doc are its samples in file order.
 * `from_doc=<field>` (e.g. `from_doc=solution`, the reference solution) or a `str.format`
   template over the doc's fields (`So the answer is {target}.`; on lm-eval's command line a
   value with braces must be given as JSON: `--model_args '{"from_doc": "..."}'`); every
-  repeat gets the same text.
+  repeat gets the same text. A mapping of task-name prefixes to such fields or templates serves
+  a suite (`{"minerva_math": "solution", "bbh": "So the answer is {target}."}`): the longest
+  prefix of the request's task name applies.
 
 A request with no completion is an error naming the doc and repeat, unless `missing=empty`.
 Like a real backend, the answer is cut at the request's stop strings (`until`).
@@ -65,12 +68,24 @@ def index_completions(rows: list[dict], source: str) -> dict[tuple[str, int], st
     return index
 
 
+def doc_source(from_doc: str | dict, task: str) -> str:
+    """The field or template `from_doc` names for `task` (a mapping: its longest key that
+    prefixes the task name)."""
+    if isinstance(from_doc, str):
+        return from_doc
+    matching = [prefix for prefix in from_doc if task.startswith(prefix)]
+    if not matching:
+        raise KeyError(f"replay: from_doc names no field or template for task {task} "
+                       f"(prefixes: {', '.join(from_doc)})")
+    return from_doc[max(matching, key=len)]
+
+
 @register_model("replay")
 class ReplayLM(LM):
     def __init__(
         self,
-        completions: str | None = None,
-        from_doc: str | None = None,
+        completions: str | list[str] | None = None,
+        from_doc: str | dict | None = None,
         missing: str = "error",
         request_log: str | None = None,
         **_backend_options,
@@ -83,8 +98,11 @@ class ReplayLM(LM):
         self.from_doc = from_doc
         self.missing = missing
         self.request_log = request_log
-        self.source = completions or f"from_doc={from_doc}"
-        self.index = index_completions(read_jsonl(completions), completions) if completions else {}
+        files = [completions] if isinstance(completions, str) else completions or []
+        self.source = ",".join(files) or f"from_doc={from_doc}"
+        self.index = {}
+        for file in files:  # several files answer different docs (e.g. one per benchmark)
+            self.index.update(index_completions(read_jsonl(file), file))
 
     @property
     def tokenizer_name(self) -> str:
@@ -114,9 +132,8 @@ class ReplayLM(LM):
     def _answer(self, request, repeat: int) -> str:
         doc = request.doc
         if self.from_doc is not None:
-            if "{" not in self.from_doc:
-                return doc[self.from_doc]
-            return self.from_doc.format(**doc)
+            source = doc_source(self.from_doc, request.task_name)
+            return doc[source] if "{" not in source else source.format(**doc)
         for doc_id in (doc.get("doc_key"), f"{request.task_name}#{request.doc_id}"):
             if (doc_id, repeat) in self.index:
                 return self.index[(doc_id, repeat)]

@@ -360,7 +360,7 @@ def heat_map(per_ckpt: dict, title: str) -> bytes:
     names = list(per_ckpt)
     subtasks = sorted({s for values in per_ckpt.values() for s in values})
     grid = [[100 * per_ckpt[n].get(s, float("nan")) for s in subtasks] for n in names]
-    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(subtasks) + 2), 1.2 + 0.5 * len(names)))
+    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(subtasks) + 2), 3.2 + 0.5 * len(names)))
     image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
     ax.set_xticks(range(len(subtasks)), subtasks, rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(len(names)), names)
