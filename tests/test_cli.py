@@ -36,3 +36,13 @@ def test_option_parsing():
     assert cli._option(argv, "--apply_chat_template") == ""
     assert cli._option(argv, "--limit") == "3"
     assert cli._option(argv, "--seed") is None
+
+
+def test_warns_when_a_base_model_task_gets_a_chat_template(caplog):
+    with caplog.at_level(logging.WARNING, logger="evalpack"):
+        cli.check_chat_settings(["--tasks", "math500_minerva_base", "--apply_chat_template"])
+    assert "math500_minerva_base are base-model tasks" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="evalpack"):
+        cli.check_chat_settings(["--tasks", "math500_minerva_base"])
+    assert caplog.text == ""

@@ -50,14 +50,16 @@ def _read_with_includes(path: Path) -> dict:
     return config
 
 
-def chat_tasks(names: list[str], task_index: dict) -> list[str]:
-    """The tasks among `names` (groups expanded) whose YAML asks for a chat template."""
+def chat_tasks(names: list[str], task_index: dict, chat: bool = True) -> list[str]:
+    """The tasks among `names` (groups expanded) whose YAML asks for a chat template
+    (`metadata: {chat: true}`), or with `chat=False` those that declare they take none."""
     found = []
     for name in names:
         config = task_config(name, task_index)
         if "group" in config and "task" in config:
-            found += chat_tasks([t for t in config["task"] if isinstance(t, str)], task_index)
-        elif config.get("metadata", {}).get("chat"):
+            members = [t for t in config["task"] if isinstance(t, str)]
+            found += chat_tasks(members, task_index, chat)
+        elif config.get("metadata", {}).get("chat", not chat) is chat:
             found.append(name)
     return found
 
@@ -82,10 +84,17 @@ def check_chat_settings(argv: list[str]) -> None:
         return
     include = _option(argv, "--include_path") or str(TASKS_DIR)
     index = TaskManager(include_path=include, include_defaults=False).task_index
+    templated = _option(argv, "--apply_chat_template") is not None
+    plain = chat_tasks(tasks.split(","), index, chat=False)
+    if plain and templated:
+        log.warning(
+            "%s are base-model tasks with a plain-text prompt, but --apply_chat_template is set: "
+            "the prompt will be wrapped in chat messages", ", ".join(plain),
+        )
     needing_chat = chat_tasks(tasks.split(","), index)
     if not needing_chat:
         return
-    if _option(argv, "--apply_chat_template") is None:
+    if not templated:
         log.warning(
             "%s are chat tasks (OLMES builds chat messages for them) but --apply_chat_template "
             "is not set: the prompt will be plain text and will not match OLMES",
