@@ -84,14 +84,15 @@ def check_chat_settings(argv: list[str]) -> None:
         return
     include = _option(argv, "--include_path") or str(TASKS_DIR)
     index = TaskManager(include_path=include, include_defaults=False).task_index
+    names = tasks.split(",")
     templated = _option(argv, "--apply_chat_template") is not None
-    plain = chat_tasks(tasks.split(","), index, chat=False)
+    plain = chat_tasks(names, index, chat=False)
     if plain and templated:
         log.warning(
             "%s are base-model tasks with a plain-text prompt, but --apply_chat_template is set: "
             "the prompt will be wrapped in chat messages", ", ".join(plain),
         )
-    needing_chat = chat_tasks(tasks.split(","), index)
+    needing_chat = chat_tasks(names, index)
     if not needing_chat:
         return
     if not templated:

@@ -147,16 +147,22 @@ def encode_message(obj) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
+def _arm_deadline(sock: socket.socket, deadline: float) -> None:
+    """Let the socket's next operation wait only until `deadline` (time.monotonic());
+    TimeoutError if it has passed already."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError("deadline passed")
+    sock.settimeout(remaining)
+
+
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
-    """`n` bytes; with a `deadline` (time.monotonic()), TimeoutError once it has passed, however
-    slowly the peer trickles its bytes in."""
+    """`n` bytes; with a `deadline`, TimeoutError once it has passed, however slowly the peer
+    trickles its bytes in."""
     chunks = []
     while n:
         if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("deadline passed")
-            sock.settimeout(remaining)
+            _arm_deadline(sock, deadline)
         chunk = sock.recv(min(n, 1 << 20))
         if not chunk:
             raise EOFError("peer closed")
@@ -311,11 +317,8 @@ class _Proxy:
             raise
 
     def _call(self, args, kwargs):
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise CandidateFailure("timeout", "time limit")
-        self.channel.settimeout(remaining)  # a candidate that never reads cannot stall us
         try:
+            _arm_deadline(self.channel, self.deadline)  # a candidate that never reads cannot stall us
             self.channel.sendall(encode_message([list(args), kwargs]))
         except NotPlainData as exc:
             raise CandidateFailure("error", f"test passed non-plain data: {exc}") from None

@@ -12,7 +12,8 @@ samples it already had, which are exchangeable draws. Only the missing ones reac
 A completion is logged as soon as the backend reports it through lm-eval's cache hook (`hf` per
 batch, lm-eval's API backends per request, `vllm` after the whole call, the pack's served
 backends per request under their own per-repeat keys, which they look up here on a rerun:
-they get every request), and otherwise when the backend returns. Log-likelihood requests go to the backend uncached.
+they get every request), and otherwise when the backend returns. Log-likelihood requests go
+to the backend uncached.
 """
 
 from __future__ import annotations
