@@ -12,7 +12,9 @@ import os
 import time
 from pathlib import Path
 
-from evalpack import data, tasks_math
+from evalpack.core import data
+
+from evalpack.tasks import minerva_math as tasks_math
 
 SUBJECTS = ["algebra", "counting_and_probability", "geometry", "intermediate_algebra",
             "number_theory", "prealgebra", "precalculus"]

@@ -15,8 +15,10 @@ import os
 import time
 from pathlib import Path
 
-from evalpack import data, tasks_reasoning
-from evalpack.bounded import bounded_map
+from evalpack.core import data
+
+from evalpack.tasks import reasoning_math as tasks_reasoning
+from evalpack.scoring.bounded import bounded_map
 
 
 def perturbations(solution: str, answer: str) -> list[str]:

@@ -49,7 +49,7 @@ def task_manager(metadata=None):
 def chat_requests(task_name, num_fewshot=None):
     """Instances of one task as lm-eval builds them in chat mode; with the `replay` model's
     template each context is the JSON of the message list."""
-    from evalpack.models import render_messages
+    from evalpack.models.requests import render_messages
 
     task = task_manager().load([task_name])["tasks"][task_name]
     if num_fewshot is not None:
@@ -68,7 +68,9 @@ def replay_eval(tasks, model_args, **kwargs):
     """Run `tasks` through lm-eval end to end with the `replay` model, in chat mode."""
     from lm_eval import simple_evaluate
 
-    import evalpack.models  # noqa: F401  (registers replay)
+    from evalpack import models
+
+    models.register()
 
     return simple_evaluate(
         model="replay",

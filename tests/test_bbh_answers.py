@@ -5,7 +5,7 @@ import re
 import pytest
 
 from conftest import DATA_DIR, OLMES_REF, OUTPUTS, read_jsonl, requires_shared
-from evalpack.bbh_answers import (
+from evalpack.scoring.bbh_answers import (
     DELIMITERS,
     MULTIPLE_CHOICE,
     answer_pattern,

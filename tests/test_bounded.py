@@ -1,7 +1,7 @@
 import os
 import threading
 
-from evalpack.bounded import BoundExceeded, bounded_map, time_limit
+from evalpack.scoring.bounded import BoundExceeded, bounded_map, time_limit
 
 
 def _work(item):

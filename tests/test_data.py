@@ -3,7 +3,7 @@ import json
 import pytest
 
 from conftest import DATA_DIR, requires_shared
-from evalpack import data
+from evalpack.core import data
 
 
 def test_mirror_file_follows_hub_layout(tmp_path):

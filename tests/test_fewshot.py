@@ -1,11 +1,11 @@
-"""The exemplar loader (`evalpack.fewshot`): recorded hashes are checked on every load.
+"""The exemplar loader (`evalpack.core.fewshot`): recorded hashes are checked on every load.
 The exemplar texts themselves: test_fewshot_minerva.py and test_fewshot_bbh.py."""
 
 import json
 
 import pytest
 
-from evalpack import fewshot
+from evalpack.core import fewshot
 
 
 def test_the_shipped_files_load_whole():

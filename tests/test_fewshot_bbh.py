@@ -5,7 +5,7 @@ from importlib import metadata, resources
 import yaml
 
 from conftest import DATA_DIR, OLMES_REF, read_jsonl, requires_shared
-from evalpack import fewshot
+from evalpack.core import fewshot
 
 COT_SUFFIX = "\nA: Let's think step by step."
 

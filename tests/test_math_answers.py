@@ -9,8 +9,9 @@ import time
 import pytest
 
 from conftest import DATA_DIR, OLMES_REF, OUTPUTS, read_jsonl, requires_shared
-from evalpack import math_answers as m
-from evalpack.bounded import bounded_map
+from evalpack.scoring import math_answers as m
+from evalpack.scoring import math_extract as x
+from evalpack.scoring.bounded import bounded_map
 
 SOLUTION = "So the answer is $\\boxed{2}$."
 
@@ -41,23 +42,23 @@ def test_last_of_several_boxes_counts():
 
 
 def test_fbox_is_gold_material_but_not_a_flex_candidate():
-    assert m.olmes_gold("so \\fbox{7}") == "7"
+    assert x.olmes_gold("so \\fbox{7}") == "7"
     assert score("It is \\fbox{2}.")["model_answer"] != "2"
 
 
 def test_boxed_with_a_space_wins_over_braces():
-    assert m.last_boxed_only_string("\\boxed{3} and \\boxed 2$ end") == "\\boxed 2"
+    assert x.last_boxed_only_string("\\boxed{3} and \\boxed 2$ end") == "\\boxed 2"
     assert score("\\boxed{3} then \\boxed 2$")["exact_match_flex"] == 1
 
 
 def test_nested_braces_and_unbalanced_boxes():
-    assert m.last_boxed_answer("$\\boxed{\\frac{1}{\\sqrt{2}}}$") == "\\frac{1}{\\sqrt{2}}"
-    assert m.last_boxed_answer("\\boxed{2") is None
+    assert x.last_boxed_answer("$\\boxed{\\frac{1}{\\sqrt{2}}}$") == "\\frac{1}{\\sqrt{2}}"
+    assert x.last_boxed_answer("\\boxed{2") is None
 
 
 def test_intervals_are_string_equal_only_under_flex():
     solution = "The domain is $\\boxed{[2,5)}$."
-    assert m.olmes_gold(solution) == "[2,5)"
+    assert x.olmes_gold(solution) == "[2,5)"
     strict_only = score(final("[2,5)"), solution)
     assert strict_only["exact_match"] == 0  # sympy cannot parse an interval: OLMES strict says no
     assert strict_only["exact_match_flex"] == 1  # strip_string equality
@@ -69,10 +70,10 @@ def test_percent_and_degrees():
 
 
 def test_gold_normalisation_quirks_are_kept():
-    assert m.olmes_gold("$\\boxed{\\left(1,2\\right)}$") == "\\le(1,2\\right)"
-    assert m.olmes_gold("$\\boxed{(-\\infty, 0)}$") == "(-\\iny,0)"
-    assert m.olmes_gold("$\\boxed{3, 5, 7}$") == "357"
-    assert m.olmes_gold("$\\boxed{x = 4}$") == "4"
+    assert x.olmes_gold("$\\boxed{\\left(1,2\\right)}$") == "\\le(1,2\\right)"
+    assert x.olmes_gold("$\\boxed{(-\\infty, 0)}$") == "(-\\iny,0)"
+    assert x.olmes_gold("$\\boxed{3, 5, 7}$") == "357"
+    assert x.olmes_gold("$\\boxed{x = 4}$") == "4"
 
 
 def test_unclosed_think_gets_no_math_verify_answer():
@@ -98,8 +99,8 @@ def test_huge_output_is_bounded_and_its_timeouts_counted():
 
 def test_long_lines_normalise_in_linear_time():
     start = time.monotonic()  # Minerva's regular expressions take minutes on this
-    assert m.normalize_final_answer("\\boxed{$a$\n" + "x" * 100_000 + "}") == "a\n" + "x" * 100_000 + "}"
-    assert m.normalize_final_answer("\\text{" * 50_000) == "\\text{" * 50_000
+    assert x.normalize_final_answer("\\boxed{$a$\n" + "x" * 100_000 + "}") == "a\n" + "x" * 100_000 + "}"
+    assert x.normalize_final_answer("\\text{" * 50_000) == "\\text{" * 50_000
     assert time.monotonic() - start < 1
 
 
@@ -116,10 +117,10 @@ def test_linear_unwrapping_equals_the_regular_expressions():
     rng = random.Random(0)
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
-        linear = m._by_line(m._keep_first_math_span, text)
-        for opener in m.LAZY_UNWRAPPED:
-            linear = m._by_line(m._unwrap_lazy, linear, opener)
-        assert m._by_line(m._unwrap_boxed_greedy, linear) == minerva_unwrap_regexes(text), text
+        linear = x._by_line(x._keep_first_math_span, text)
+        for opener in x.LAZY_UNWRAPPED:
+            linear = x._by_line(x._unwrap_lazy, linear, opener)
+        assert x._by_line(x._unwrap_boxed_greedy, linear) == minerva_unwrap_regexes(text), text
 
 
 def test_towers_of_powers_are_refused_unevaluated_and_counted():
@@ -156,14 +157,14 @@ def test_deeply_nested_braces():
 def test_a_box_without_braces_is_no_boxed_answer():
     # the brace scan yields `\\boxed\\frac{1}`, which is not a box: flex falls back to the output
     record = score("\\boxed\\frac{1}{2}")
-    assert m.last_boxed_answer("\\boxed\\frac{1}{2}") is None
+    assert x.last_boxed_answer("\\boxed\\frac{1}{2}") is None
     assert record["model_answer"] == "\\boxed\\frac{1}{2}" and record["math_verify_answer"] is None
 
 
 def test_strip_string_falls_back_to_raw_comparison_when_it_raises():
-    assert m.hendrycks_equal("a/b", "a/b")  # int("a") raises inside strip_string
-    assert not m.hendrycks_equal("a/b", "\\frac{a}{b}")
-    assert m.hendrycks_equal("0.5", "\\frac12")
+    assert x.hendrycks_equal("a/b", "a/b")  # int("a") raises inside strip_string
+    assert not x.hendrycks_equal("a/b", "\\frac{a}{b}")
+    assert x.hendrycks_equal("0.5", "\\frac12")
 
 
 @functools.cache
@@ -178,7 +179,7 @@ def test_gold_equals_olmes_label_for_every_reference_doc():
     assert len(refs) == 1187 + 871 + 100  # algebra, prealgebra, MATH-500 rows 0-99
     for ref in refs:
         path, row = ref["key"].split("#")
-        assert m.olmes_gold(doc_rows(path)[int(row)]["solution"]) == ref["label"], ref["key"]
+        assert x.olmes_gold(doc_rows(path)[int(row)]["solution"]) == ref["label"], ref["key"]
 
 
 def _score_job(job):

@@ -1,4 +1,4 @@
-"""The leaderboard report (`evalpack.reports`)."""
+"""The leaderboard report (`evalpack.commands.report`)."""
 
 import json
 import re
@@ -9,7 +9,9 @@ import pytest
 from test_runs import LIMIT, TASKS, board
 
 from conftest import read_jsonl, requires_shared
-from evalpack import reports, runs
+from evalpack.commands import render
+from evalpack.commands import report as reports
+from evalpack.commands import rundirs
 
 CHROMIUM = Path("/usr/bin/chromium")
 requires_chromium = pytest.mark.skipif(
@@ -25,9 +27,9 @@ def report(tmp_path_factory, tmp_path):
         TASKS[0]: {"value": 50.0, "metric": "exact_match_flex", "source": "test"}}}))
     data = reports.build_report(
         reports.collect([str(built["root"] / "board")]),
-        reports.load_reference(str(reference)), "test board",
+        reports.load_reference(str(reference), TASKS), "test board",
     )
-    return {"data": data, "files": reports.write_report(data, tmp_path / "report"),
+    return {"data": data, "files": render.write_report(data, tmp_path / "report"),
             "board": built["root"] / "board"}
 
 
@@ -39,21 +41,23 @@ def test_report_numbers_equal_the_result_files(report):
     markdown = report["files"]["markdown"].read_text()
     for row in data["rows"]:
         for task in TASKS:
-            (results_file,) = runs.results_files(board_dir / row["checkpoint"] / task)
+            (results_file,) = rundirs.results_files(board_dir / row["checkpoint"] / task)
             expected = json.loads(results_file.read_text())["results"][task]
             score = row["scores"][task]
             assert score["value"] == expected["exact_match_flex,olmes"]
             assert score["stderr"] == expected["exact_match_flex_stderr,olmes"]
             if task == TASKS[0]:
                 assert score["delta"] == pytest.approx(100 * score["value"] - 50.0)
-            assert reports.score_text(score) in markdown
+            assert render.score_text(score) in markdown
     on_disk = json.loads(report["files"]["json"].read_text())
     assert on_disk["rows"] == data["rows"]
 
 
 @requires_shared
 def test_math_levels_come_from_the_sample_logs(report):
-    levels = report["data"]["math_levels"]["solutions"]["algebra"]
+    (by_level,) = [b for b in report["data"]["breakdowns"] if b["by"] == "doc_field"]
+    assert by_level["field"] == "level" and by_level["metric"] == "exact_match_flex"
+    levels = by_level["scores"]["solutions"]["algebra"]
     assert sum(level["n"] for level in levels.values()) == LIMIT
     (samples,) = (report["board"] / "solutions" / TASKS[0]).rglob("samples_*.jsonl")
     for level, scores in levels.items():
@@ -68,10 +72,13 @@ def test_bbh_breakdown_and_heat_map():
         "bbh_cot_v1_tulu_navigate": {"exact_match,cot": 0.75},
     }
     checkpoints = {"a": {"results": results, "top": ["bbh_cot_v1_tulu"], "samples": {}}}
-    data = reports.build_report(checkpoints, reports.DEFAULT_REFERENCE, "t")
-    assert data["bbh"] == {"bbh_cot_v1_tulu": {"a": {"snarks": 0.25, "navigate": 0.75}}}
+    data = reports.build_report(
+        checkpoints, reports.load_reference(None, ["bbh_cot_v1_tulu"]), "t")
+    (subtasks,) = data["breakdowns"]
+    assert subtasks["by"] == "subtasks" and subtasks["task"] == "bbh_cot_v1_tulu"
+    assert subtasks["scores"] == {"a": {"snarks": 0.25, "navigate": 0.75}}
     assert data["rows"][0]["scores"]["bbh_cot_v1_tulu"]["delta"] == pytest.approx(50 - 69.7)
-    images = reports.plots(data)
+    images = render.plots(data)
     assert set(images) == {"bars.png", "bbh_cot_v1_tulu_heatmap.png"}
     assert all(png.startswith(b"\x89PNG") for png in images.values())
 

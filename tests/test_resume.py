@@ -1,4 +1,4 @@
-"""The `resumable` wrapper (`evalpack.resume`): sampled completions survive an interruption."""
+"""The `resumable` wrapper (`evalpack.models.resume`): sampled completions survive an interruption."""
 
 import json
 from collections import Counter
@@ -9,10 +9,11 @@ from lm_eval import simple_evaluate
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM, hash_args
 
-import evalpack.models  # noqa: F401  (registers replay)
+import evalpack.models.backends  # noqa: F401  (registers the served backends)
+import evalpack.models.replay  # noqa: F401  (registers replay)
 from conftest import read_jsonl, task_manager
-from evalpack import resume
-from evalpack.served import ServedRequestError
+from evalpack.models import resume
+from evalpack.models.served import ServedRequestError
 
 SAMPLED = {"until": [], "do_sample": True, "temperature": 0.8}
 

@@ -1,4 +1,4 @@
-"""Suites, resumable leaderboard runs and rescoring (`evalpack.runs`)."""
+"""Suites, resumable leaderboard runs and rescoring (`evalpack.commands.leaderboard`)."""
 
 import json
 import logging
@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
-from evalpack import runs
+from evalpack.commands import catalog
+from evalpack.commands import leaderboard as board_run
+from evalpack.commands import rescore as rescoring
+from evalpack.commands import rundirs
 
 TASKS = ["minerva_math_tulu_algebra", "minerva_math_tulu_geometry"]
 LIMIT = 5
@@ -20,12 +23,12 @@ _BOARD: dict = {}  # the leaderboard built once per session (test_reports.py use
 
 
 def test_builtin_suites_set_chat_and_unsafe_code():
-    suites = runs.load_suites()
-    entries = runs.suite_tasks(suites, "tulu_3_dev_core")
+    suites = catalog.load_suites()
+    entries = catalog.suite_tasks(suites, "tulu_3_dev_core")
     assert [e["task"] for e in entries] == [
         "minerva_math_tulu", "bbh_cot_v1_tulu", "codex_humaneval_tulu"
     ]
-    flags = runs.task_flags(entries[2])
+    flags = catalog.task_flags(entries[2])
     assert flags[:2] == ["--tasks", "codex_humaneval_tulu"]
     assert "--apply_chat_template" in flags and "--confirm_run_unsafe_code" in flags
 
@@ -33,34 +36,34 @@ def test_builtin_suites_set_chat_and_unsafe_code():
 def test_user_suite_cannot_forget_the_chat_template(tmp_path, caplog):
     user = tmp_path / "suites.yaml"
     user.write_text("mine:\n  tasks:\n    - task: minerva_math_tulu_algebra\n")
-    with caplog.at_level(logging.WARNING, logger="evalpack.runs"):
-        (entry,) = runs.suite_tasks(runs.load_suites(str(user)), "mine")
+    with caplog.at_level(logging.WARNING, logger="evalpack.commands.leaderboard"):
+        (entry,) = catalog.suite_tasks(catalog.load_suites(str(user)), "mine")
     assert entry["chat"] is True
-    assert runs.task_flags(entry)[2:] == ["--apply_chat_template", "--fewshot_as_multiturn", "true"]
+    assert catalog.task_flags(entry)[2:] == ["--apply_chat_template", "--fewshot_as_multiturn", "true"]
     assert "needs a chat template" in caplog.text
 
 
 def test_suite_subset_and_unknown_names():
-    suites = runs.load_suites()
-    (entry,) = runs.suite_tasks(suites, "tulu_3_dev_core", ["bbh_cot_v1_tulu"])
+    suites = catalog.load_suites()
+    (entry,) = catalog.suite_tasks(suites, "tulu_3_dev_core", ["bbh_cot_v1_tulu"])
     assert entry["task"] == "bbh_cot_v1_tulu"
     with pytest.raises(ValueError, match="no task"):
-        runs.suite_tasks(suites, "tulu_3_dev_core", ["aime24"])
+        catalog.suite_tasks(suites, "tulu_3_dev_core", ["aime24"])
     with pytest.raises(ValueError, match="unknown suite"):
-        runs.suite_tasks(suites, "nope")
+        catalog.suite_tasks(suites, "nope")
 
 
 def test_checkpoint_names_are_checked(tmp_path):
     models = tmp_path / "models.yaml"
     models.write_text("checkpoints:\n  - {name: a, model: replay}\n  - {name: a, model: hf}\n")
     with pytest.raises(ValueError, match="checkpoint 2: name 'a' appears twice"):
-        runs.load_checkpoints(str(models))
+        board_run.load_checkpoints(str(models))
     models.write_text("checkpoints:\n  - {name: ../x, model: replay}\n")
     with pytest.raises(ValueError, match="must match"):
-        runs.load_checkpoints(str(models))
+        board_run.load_checkpoints(str(models))
     models.write_text("checkpoints:\n  - {name: a, model: hf}\n  - {model: hf}\n")
     with pytest.raises(ValueError, match="models.yaml, checkpoint 2: needs `name`"):
-        runs.load_checkpoints(str(models))
+        board_run.load_checkpoints(str(models))
     command = evalpack("leaderboard", "run", "--models", str(models), "--suite", "reasoning_math",
                        "--output", str(tmp_path / "board"), stderr=subprocess.PIPE, text=True)
     _, stderr = command.communicate()
@@ -71,7 +74,7 @@ def test_checkpoint_names_are_checked(tmp_path):
 
 
 def test_model_args_mapping_goes_as_json():
-    command = runs.lm_eval_command("replay", {"from_doc": "{solution}"}, [], Path("out"))
+    command = rundirs.lm_eval_command("replay", {"from_doc": "{solution}"}, [], Path("out"))
     assert command[command.index("--model_args") + 1] == '{"from_doc": "{solution}"}'
 
 
@@ -80,9 +83,9 @@ def test_requested_tasks_and_replay_rows():
         "group_subtasks": {"g": ["a", "b"], "a": [], "b": []},
         "configs": {"a": {}, "b": {}, "c": {}},
     }
-    assert runs.requested_tasks(results) == ["g", "c"]
+    assert rundirs.requested_tasks(results) == ["g", "c"]
     samples = [{"doc_id": 3, "resps": [["x", "y"]]}]
-    assert runs.replay_rows(samples, "t") == [
+    assert rescoring.replay_rows(samples, "t") == [
         {"task": "t", "doc_id": 3, "repeat": 0, "completion": "x"},
         {"task": "t", "doc_id": 3, "repeat": 1, "completion": "y"},
     ]
@@ -93,7 +96,7 @@ def test_requested_tasks_and_replay_rows():
 
 def evalpack(*args, **popen):
     env = {**os.environ, "EVALPACK_DATA_DIR": str(DATA_DIR)}
-    return subprocess.Popen([sys.executable, "-m", "evalpack.cli", *args], env=env, **popen)
+    return subprocess.Popen([sys.executable, "-m", "evalpack.commands.cli", *args], env=env, **popen)
 
 
 def board_files(root: Path) -> dict:
@@ -185,7 +188,7 @@ def test_killed_leaderboard_resumes_without_regenerating(leaderboard):
     assert leaderboard["resume_log"].count("finished earlier, skipped") == 2
     for ckpt in ("solutions", "qwen"):
         for task in TASKS:
-            assert runs.pair_is_done(root / "board" / ckpt / task), (ckpt, task)
+            assert board_run.pair_is_done(root / "board" / ckpt / task), (ckpt, task)
 
 
 @requires_shared
@@ -195,8 +198,8 @@ def test_a_broken_checkpoint_does_not_stop_the_others(leaderboard):
     assert "2 failed (broken/minerva_math_tulu_algebra, broken/minerva_math_tulu_geometry)" in (
         leaderboard["resume_log"]
     )
-    assert "no_such_backend" in (board_dir / "broken" / TASKS[0] / runs.PAIR_LOG).read_text()
-    assert json.loads((board_dir / "qwen" / runs.CHECKPOINT_FILE).read_text())["model"] == "replay"
+    assert "no_such_backend" in (board_dir / "broken" / TASKS[0] / rundirs.PAIR_LOG).read_text()
+    assert json.loads((board_dir / "qwen" / rundirs.CHECKPOINT_FILE).read_text())["model"] == "replay"
 
 
 def metric_values(results_file: Path) -> dict:
@@ -210,19 +213,19 @@ def test_interrupted_pair_restarts_from_cached_completions(leaderboard):
     # its results file is written, but its sample log is not and there is no `done` marker
     root = leaderboard["root"]
     pair = root / "board" / "qwen" / TASKS[0]
-    (old,) = runs.results_files(pair)
+    (old,) = rundirs.results_files(pair)
     before = metric_values(old)
-    (pair / runs.DONE_MARKER).unlink()
+    (pair / rundirs.DONE_MARKER).unlink()
     for samples in pair.rglob("samples_*.jsonl"):
         samples.unlink()
     requests_before = requests_by_task(root / "qwen.log")
     rerun = evalpack(*board_command(root, leaderboard["files"]), stderr=subprocess.DEVNULL)
     rerun.wait()
     assert requests_by_task(root / "qwen.log") == requests_before  # nothing regenerated
-    (new,) = runs.results_files(pair)  # the unfinished attempt's results file is gone
+    (new,) = rundirs.results_files(pair)  # the unfinished attempt's results file is gone
     assert new != old and metric_values(new) == before
     assert len(read_jsonl(next(pair.rglob("samples_*.jsonl")))) == LIMIT
-    assert runs.pair_is_done(pair)
+    assert board_run.pair_is_done(pair)
 
 
 def test_a_results_file_without_the_marker_is_unfinished(tmp_path):
@@ -230,10 +233,10 @@ def test_a_results_file_without_the_marker_is_unfinished(tmp_path):
     (pair / "model").mkdir(parents=True)
     (pair / "model" / "results_2024-01-01.json").write_text("{}")
     (pair / "model" / "samples_task_2024-01-01.jsonl").write_text("")
-    (pair / runs.PAIR_LOG).write_text("log")
-    assert not runs.pair_is_done(pair)
-    runs.clear_unfinished(pair)
-    assert sorted(p.name for p in pair.rglob("*") if p.is_file()) == [runs.PAIR_LOG]
+    (pair / rundirs.PAIR_LOG).write_text("log")
+    assert not board_run.pair_is_done(pair)
+    board_run.clear_unfinished(pair)
+    assert sorted(p.name for p in pair.rglob("*") if p.is_file()) == [rundirs.PAIR_LOG]
 
 
 def test_a_checkpoint_directory_of_another_model_is_refused(tmp_path, caplog):
@@ -241,26 +244,26 @@ def test_a_checkpoint_directory_of_another_model_is_refused(tmp_path, caplog):
     first = [{"name": "a", "model": "hf", "model_args": "pretrained=step1000"},
              {"name": "b", "model": "replay"}]
     for ckpt in first:
-        runs.claim_checkpoint_dir(ckpt, tmp_path / ckpt["name"])
+        board_run.claim_checkpoint_dir(ckpt, tmp_path / ckpt["name"])
         (tmp_path / ckpt["name"] / "t").mkdir()
-        (tmp_path / ckpt["name"] / "t" / runs.DONE_MARKER).write_text("{}")
+        (tmp_path / ckpt["name"] / "t" / rundirs.DONE_MARKER).write_text("{}")
     changed = [{**first[0], "model_args": "pretrained=step2000"}, first[1]]
-    with caplog.at_level(logging.ERROR, logger="evalpack.runs"):
-        outcome = runs.run_leaderboard(changed, entries, tmp_path, [])
+    with caplog.at_level(logging.ERROR, logger="evalpack.commands.leaderboard"):
+        outcome = board_run.run_leaderboard(changed, entries, tmp_path, [])
     assert outcome == {"done": ["b/t"], "ran": [], "failed": ["a/t"]}
     assert "pretrained=step1000" in caplog.text and "new name" in caplog.text
-    recorded = json.loads((tmp_path / "a" / runs.CHECKPOINT_FILE).read_text())
+    recorded = json.loads((tmp_path / "a" / rundirs.CHECKPOINT_FILE).read_text())
     assert recorded == first[0]  # the directory still describes what it holds
 
 
 @requires_shared
 def test_rescoring_a_saved_run_gives_the_same_metrics(leaderboard, mirror, tmp_path):
     source = leaderboard["root"] / "board" / "qwen"
-    assert runs.rescore(source, tmp_path) == []
+    assert rescoring.rescore(source, tmp_path) == []
     flex = []
-    for original in runs.results_files(source):
+    for original in rundirs.results_files(source):
         task = original.parent.parent.name
-        (rescored,) = runs.results_files(tmp_path / task)
+        (rescored,) = rundirs.results_files(tmp_path / task)
         assert metric_values(rescored) == metric_values(original)
         assert json.loads(rescored.read_text())["config"]["model"] == "replay"
         flex.append(metric_values(original)[task]["exact_match_flex,olmes"])
@@ -270,7 +273,7 @@ def test_rescoring_a_saved_run_gives_the_same_metrics(leaderboard, mirror, tmp_p
 def test_rescoring_needs_sample_logs(tmp_path):
     (tmp_path / "results_x.json").write_text(json.dumps({"configs": {"t": {}}}))
     with pytest.raises(FileNotFoundError, match="--log_samples"):
-        runs.rescore(tmp_path, tmp_path / "out")
+        rescoring.rescore(tmp_path, tmp_path / "out")
 
 
 @requires_shared
@@ -288,13 +291,13 @@ def test_an_interrupted_sampled_pair_regenerates_nothing(tmp_path):
                "--suite", "sampled", "--output", str(tmp_path / "board"), "--limit", "2"]
     pair = tmp_path / "board" / "s" / "math500"
     assert evalpack(*command, stderr=subprocess.DEVNULL).wait() == 0
-    (first,) = runs.results_files(pair)
+    (first,) = rundirs.results_files(pair)
     assert len(read_jsonl(tmp_path / "asked.log")) == 6  # 2 problems x 3 samples
     # killed while scoring: completions logged, no results, no marker
-    (pair / runs.DONE_MARKER).unlink()
+    (pair / rundirs.DONE_MARKER).unlink()
     before = metric_values(first)
     assert evalpack(*command, stderr=subprocess.DEVNULL).wait() == 0
     assert len(read_jsonl(tmp_path / "asked.log")) == 6  # nothing regenerated
-    (again,) = runs.results_files(pair)
+    (again,) = rundirs.results_files(pair)
     assert metric_values(again)["math500"] == before["math500"]
     assert before["math500"]["pass@1,samples"] == 1.0  # the solutions were scored

@@ -1,6 +1,6 @@
 import pytest
 
-from evalpack.sampling_metrics import (
+from evalpack.scoring.sampling_metrics import (
     avg_at_n,
     group_equivalent,
     maj_at_k,

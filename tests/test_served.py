@@ -10,14 +10,9 @@ from lm_eval import simple_evaluate
 from lm_eval.api.instance import Instance
 
 from conftest import task_manager
-from evalpack.served import (
-    ServedChat,
-    ServedCompletions,
-    ServedRequestError,
-    ServedSGLang,
-    plan_jobs,
-    render_chat,
-)
+from evalpack.models.backends import ServedChat, ServedCompletions, ServedSGLang
+from evalpack.models.chat_render import render_chat
+from evalpack.models.served import ServedRequestError, plan_jobs
 
 CHAT = [{"role": "user", "content": "What is 6*7?"}]
 SAMPLED = {"until": [], "do_sample": True, "temperature": 0.6, "top_p": 0.95,

@@ -13,8 +13,8 @@ from conftest import (
     requires_shared,
     task_manager,
 )
-from evalpack import tasks_code
-from evalpack.tasks_code import STOP_STRINGS, extract_program
+from evalpack.tasks import humaneval as tasks_code
+from evalpack.tasks.humaneval import STOP_STRINGS, extract_program
 
 PROMPT_WITH_IMPORTS = (
     "from typing import List\n\n\ndef helper(x):\n    return x\n\n\n"
@@ -55,7 +55,7 @@ def test_a_helper_with_a_similar_name_is_not_the_target():
 
 
 def test_stop_strings_are_cut_at_the_earliest():
-    from evalpack.models import cut_at_stops
+    from evalpack.models.requests import cut_at_stops
 
     text = "    return a + b\n\nif __name__ == '__main__':\n    print(add(1, 2))\n# done"
     assert cut_at_stops(text, STOP_STRINGS) == "    return a + b\n"

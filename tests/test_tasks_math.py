@@ -11,7 +11,7 @@ from conftest import (
     requires_shared,
     task_manager,
 )
-from evalpack import tasks_math
+from evalpack.tasks import minerva_math as tasks_math
 
 SUBJECTS = [
     "algebra", "counting_and_probability", "geometry", "intermediate_algebra",

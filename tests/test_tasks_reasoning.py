@@ -11,9 +11,10 @@ from conftest import (
     requires_shared,
     task_manager,
 )
-from evalpack import data, tasks_reasoning
-from evalpack.tasks_math import minerva_shots
-from evalpack.tasks_reasoning import as_integer, extract_answer
+from evalpack.core import data
+from evalpack.tasks import reasoning_math as tasks_reasoning
+from evalpack.tasks.minerva_math import minerva_shots
+from evalpack.tasks.reasoning_math import as_integer, extract_answer
 
 
 def test_aime_answers_compare_as_integers():

@@ -1,0 +1,1 @@
+"""Package data: few-shot exemplar files, installed as `evalpack.fewshot_data`."""

@@ -1,0 +1,78 @@
+"""Every task file of the pack builds, and every benchmark declares its facts.
+
+lm-eval skips a YAML that fails to parse without a word, and a task config with an unknown key
+only fails when the task is built: these tests build every config (hooks imported, includes
+merged, `TaskConfig` constructed) without downloading any dataset.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from lm_eval.api.task import TaskConfig
+from lm_eval.tasks._yaml_loader import load_yaml
+
+from conftest import REPO, TASKS_DIR
+from evalpack.commands import catalog
+
+INDEX = catalog.task_index()
+YAML_FILES = sorted(p for p in TASKS_DIR.rglob("*.yaml") if not p.name.startswith("_"))
+PACK_NAMES = sorted(name for name, e in INDEX.items() if e.yaml_path is not None)
+
+
+def test_every_task_file_is_indexed():
+    indexed = {e.yaml_path.resolve() for e in INDEX.values() if e.yaml_path is not None}
+    assert [p for p in YAML_FILES if p.resolve() not in indexed] == []
+
+
+@pytest.mark.parametrize("name", [n for n in PACK_NAMES if INDEX[n].kind.name == "TASK"])
+def test_every_task_config_builds(name):
+    config = load_yaml(INDEX[name].yaml_path, resolve_func=True)
+    built = TaskConfig(**config)
+    assert built.task == name
+    assert "version" in built.metadata
+
+
+def top_level(names):
+    """Tasks and groups that are no pack group's member."""
+    inner = {m for n in names for m in catalog.members(catalog.task_config(n))}
+    return [n for n in names if n not in inner]
+
+
+@pytest.mark.parametrize("name", top_level(PACK_NAMES))
+def test_every_benchmark_declares_label_and_primary_metric(name):
+    facts = catalog.facts(name)
+    primary = facts.get("primary", {})
+    assert facts.get("label") and {"metric", "filter"} <= set(primary) <= {"metric", "filter", "percent"}
+    for ref in facts.get("references", []):
+        assert set(ref) == {"model", "value", "source"} and 0 <= ref["value"] <= 100
+
+
+def test_every_benchmark_folder_has_a_readme():
+    folders = {p.parent for p in YAML_FILES}
+    benchmarks = {f if f.parent == TASKS_DIR else f.parent for f in folders}
+    assert sorted(str(f) for f in benchmarks if not (f / "README.md").is_file()) == []
+
+
+def test_suite_members_come_from_the_catalog():
+    suites = catalog.load_suites()
+    assert len(suites["tulu_3_dev"]["tasks"]) == 11
+    for suite in suites.values():
+        for entry in suite["tasks"]:
+            assert entry["task"] in INDEX or entry["task"] in catalog.missing_tasks([entry])
+
+
+def test_bbh_files_are_what_the_generator_writes(tmp_path):
+    script = REPO / "tasks" / "bbh" / "generate.py"
+    code = ("import importlib.util, json, sys; spec = importlib.util.spec_from_file_location("
+            f"'g', {str(script)!r}); g = importlib.util.module_from_spec(spec); "
+            "spec.loader.exec_module(g); "
+            "print(json.dumps({str(p): t for p, t in g.files().items()}))")
+
+    files = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                      text=True, check=True).stdout)
+    assert len(files) == 56
+    for path, text in files.items():
+        assert Path(path).read_text(encoding="utf-8") == text, path

@@ -1,0 +1,5 @@
+"""`python -m evalpack`: the `evalpack` command."""
+
+from .commands.cli import main
+
+main()

@@ -1,0 +1,155 @@
+"""The `evalpack` command: lm-eval's own CLI with the pack's tasks, models and subcommands.
+
+* lm-eval's `run` (also without the word `run`), `ls` and `validate` see the pack's tasks: its
+  task folder is the include path unless `--include_path` is given.
+* The pack's models (`replay`, the served-model backends, `resumable`) are registered after
+  lm-eval's own, so every built-in backend stays available.
+* The pack's subcommands (`suite`, `leaderboard run`, `rescore`, `report`) sit beside lm-eval's
+  in one parser: `evalpack --help` lists them all, each `--help` has examples.
+* Chat settings are checked on the parsed arguments of `run`: tasks whose YAML declares
+  `metadata: {chat: true}` warn without `--apply_chat_template`, base-model tasks with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import yaml
+from lm_eval._cli.harness import HarnessCLI
+
+from .. import models
+from ..core.resources import tasks_dir
+from . import catalog
+from .subcommands import PACK_COMMANDS
+
+log = logging.getLogger("evalpack")
+
+DESCRIPTION = """\
+OLMES-faithful and reasoning-benchmark tasks for lm-evaluation-harness 0.4.13.
+
+lm-eval's commands (the pack's tasks and models included):
+  run         evaluate a model on tasks (`run` may be left out)
+  ls          list tasks, groups, subtasks
+  validate    check task configurations
+The pack's commands:
+  suite       list the named suites, or show one's lm-eval flags
+  leaderboard run every checkpoint of a models.yaml on a suite, resumable
+  rescore     recompute metrics from --log_samples output, no model
+  report      a leaderboard report (Markdown, HTML, JSON, plots)
+"""
+
+EXAMPLES = """\
+examples:
+  evalpack --model replay --model_args from_doc=solution --tasks minerva_math_tulu \\
+      --apply_chat_template --limit 10 --output_path out --log_samples
+  evalpack --model hf --model_args pretrained=allenai/Llama-3.1-Tulu-3-8B-SFT \\
+      --tasks gsm8k_tulu,bbh_cot_v1_tulu --apply_chat_template --output_path out
+  evalpack ls tasks
+  evalpack suite show tulu_3_dev
+  evalpack leaderboard run --models models.yaml --suite tulu_3_dev_core --output board
+  evalpack report board --output board/report
+"""
+
+
+class EvalpackCLI(HarnessCLI):
+    """lm-eval's `HarnessCLI` named `evalpack`, with the pack's subcommands added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parser.prog = "evalpack"
+        self._parser.description = DESCRIPTION
+        self._parser.epilog = EXAMPLES
+        for parser in self._subparsers.choices.values():  # lm-eval's, named for its own command
+            parser.prog = parser.prog.replace("lm-eval", "evalpack", 1)
+            parser.usage = parser.usage and parser.usage.replace("lm-eval", "evalpack")
+        self._subparsers._prog_prefix = "evalpack"  # argparse's prefix for subcommands added next
+        for command in PACK_COMMANDS:
+            command.create(self._subparsers)
+
+    def parse(self, argv: list[str]) -> argparse.Namespace:
+        """Parse `argv`; a bare `--` ends the pack's own flags (what follows goes to lm-eval
+        untouched, for `leaderboard run`); no command means lm-eval's `run`."""
+        cut = argv.index("--") if "--" in argv else len(argv)
+        own, passed = argv[:cut], argv[cut + 1:]
+        if own and own[0] not in self._subparsers.choices and own[0] not in ("-h", "--help"):
+            own = ["run", *own]
+        args = self._parser.parse_args(own)
+        args.lm_eval_args = passed
+        return args
+
+
+def requested_tasks(args: argparse.Namespace) -> list[str]:
+    """Task names of `run --tasks` (space- or comma-separated, as lm-eval takes them)."""
+    values = args.tasks if isinstance(args.tasks, list) else [args.tasks or ""]
+    return [name for value in values for name in value.split(",") if name]
+
+
+def check_chat_settings(args: argparse.Namespace) -> None:
+    """Warn when a chat task runs without a chat template, with few-shot turns collapsed, or a
+    base-model task runs with one."""
+    names = requested_tasks(args)
+    if not names:
+        return
+    index = catalog.task_index(args.include_path)
+    templated = bool(getattr(args, "apply_chat_template", False))
+    plain = catalog.chat_tasks(names, index, chat=False)
+    if plain and templated:
+        log.warning(
+            "%s are base-model tasks with a plain-text prompt, but --apply_chat_template is set: "
+            "the prompt will be wrapped in chat messages", ", ".join(plain),
+        )
+    needing_chat = catalog.chat_tasks(names, index)
+    if not needing_chat:
+        return
+    if not templated:
+        log.warning(
+            "%s are chat tasks (OLMES builds chat messages for them) but --apply_chat_template "
+            "is not set: the prompt will be plain text and will not match OLMES",
+            ", ".join(needing_chat),
+        )
+    elif getattr(args, "fewshot_as_multiturn", True) is False:
+        multiturn = catalog.declaring(names, "fewshot_as_multiturn", True, index)
+        if multiturn:
+            log.warning(
+                "%s expect few-shot examples as separate chat turns; --fewshot_as_multiturn "
+                "false collapses them into one user message, which does not match OLMES",
+                ", ".join(multiturn),
+            )
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the parsed command: lm-eval's (with the pack's include path) or the pack's."""
+    if getattr(args, "pack_command", None):
+        return args.func(args)
+    if getattr(args, "include_path", "") is None:
+        args.include_path = str(tasks_dir())
+    if getattr(args, "command", None) == "run":
+        check_chat_settings(args)
+    args.func(args)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    models.register()
+    cli = EvalpackCLI()
+    if not argv:
+        cli._parser.print_help()
+        return
+    args = cli.parse(argv)
+    try:
+        status = execute(args)
+    except (ValueError, TypeError, OSError, yaml.YAMLError) as exc:
+        if not getattr(args, "pack_command", None):
+            raise
+        # bad input (a models or suites file, a results directory): one line naming it
+        raise SystemExit(f"evalpack {args.pack_command}: error: {exc}") from None
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()
+

@@ -1,0 +1,273 @@
+"""`evalpack report`: one leaderboard from lm-eval result files.
+
+Reads every `results_*.json` under the given directories (an lm-eval `--output_path`, a
+leaderboard directory, or `NAME=DIR` to name the row yourself). A row is a checkpoint: the
+`checkpoint.json` that `evalpack leaderboard run` leaves in the checkpoint's directory names it,
+else the directory given. When one checkpoint has several results for a task, the newest wins.
+
+What to show for a task comes from its YAML metadata (`catalog.facts`): the primary metric and
+filter, the label, the breakdowns, and the published reference figures. Writes `report.json`
+(numbers exactly as in the result files, 0..1), `report.md`, a self-contained `report.html` and
+PNG plots (`render`). Tables show percentages; deltas are points against the reference row.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import yaml
+
+from ..core.data import read_jsonl
+from . import catalog
+from .render import write_report
+from .rundirs import CHECKPOINT_FILE, requested_tasks, results_files
+
+log = logging.getLogger("evalpack.report")
+DEFAULT_REFERENCE_MODEL = "Tulu-3-8B-SFT"
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def first_metric(available: dict) -> tuple[str, str]:
+    """(metric, filter) of the first metric a result reports: for tasks that declare none."""
+    for key in available:
+        if "," in key and "_stderr," not in key:
+            metric, filt = key.split(",", 1)
+            return metric, filt
+    return "", ""
+
+
+def primary_metric(task: str, available: dict) -> tuple[str, str, str]:
+    """(metric, filter, label) for a task, from its YAML metadata (a group member: its group's
+    metric, under its own name); for a task that declares none (not one of the pack's), its
+    first reported metric and its own name."""
+    declared = catalog.facts(task)
+    if "primary" in declared:
+        return declared["primary"]["metric"], declared["primary"]["filter"], declared.get(
+            "label", task)
+    group = catalog.group_of(task)
+    primary = catalog.facts(group).get("primary") if group else None
+    if primary:
+        return primary["metric"], primary["filter"], task
+    return (*first_metric(available), task)
+
+
+def checkpoint_name(results_file: Path, root: Path, label: str | None) -> str:
+    """`label`, else the nearest `checkpoint.json` between the file and `root`, else root's name."""
+    if label:
+        return label
+    for folder in [results_file.parent, *results_file.parent.parents]:
+        description = folder / CHECKPOINT_FILE
+        if description.is_file():
+            return json.loads(description.read_text(encoding="utf-8"))["name"]
+        if folder == root:
+            break
+    return root.resolve().name
+
+
+def collect(sources: list[str]) -> dict:
+    """Per checkpoint: task results, the tasks asked for, and each task's sample log."""
+    checkpoints: dict[str, dict] = {}
+    for source in sources:
+        label, _, folder = source.rpartition("=") if "=" in source else (None, "", source)
+        root = Path(folder)
+        files = results_files(root)
+        if not files:
+            raise FileNotFoundError(f"no lm-eval results_*.json under {root}")
+        for results_file in files:  # oldest first, so newer results overwrite older ones
+            data = json.loads(results_file.read_text(encoding="utf-8"))
+            name = checkpoint_name(results_file, root, label or None)
+            ckpt = checkpoints.setdefault(name, {"results": {}, "top": [], "samples": {}})
+            ckpt["results"].update(data["results"])
+            ckpt["top"] += [t for t in requested_tasks(data) if t not in ckpt["top"]]
+            stamp = results_file.stem.removeprefix("results_")
+            for task in data.get("configs", {}):
+                samples = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
+                if samples.is_file():
+                    ckpt["samples"][task] = samples
+    return checkpoints
+
+
+# --- references ---------------------------------------------------------------------------------
+
+
+def published_reference(model: str, tasks: list[str]) -> dict:
+    """The reference row for `model` from the published figures the tasks' YAML declares."""
+    scores = {}
+    for task in tasks:
+        declared = catalog.facts(task)
+        for ref in declared.get("references", []):
+            if ref["model"] == model:
+                metric = ref.get("metric", declared.get("primary", {}).get("metric"))
+                scores[task] = {"value": ref["value"], "metric": metric, "source": ref["source"]}
+    return {"name": f"{model} (published)", "scores": scores}
+
+
+def load_reference(choice: str | None, tasks: list[str]) -> dict | None:
+    """The reference row: a published model's figures (`Tulu-3-8B-SFT` by default), a YAML
+    file `{name, scores: {task: {value, metric, source}}}`, or none."""
+    if choice == "none":
+        return None
+    if choice is None or not Path(choice).suffix:
+        return published_reference(choice or DEFAULT_REFERENCE_MODEL, tasks)
+    reference = yaml.safe_load(Path(choice).read_text(encoding="utf-8"))
+    if not isinstance(reference, dict) or not isinstance(reference.get("scores"), dict):
+        raise TypeError(f"{choice}: a reference needs `name` and `scores: {{task: {{value}}}}`")
+    return reference
+
+
+# --- the leaderboard data -----------------------------------------------------------------------
+
+
+def columns_for(checkpoints: dict) -> list[dict]:
+    """One column per task asked for, in order of first appearance."""
+    columns, seen = [], set()
+    for ckpt in checkpoints.values():
+        for task in ckpt["top"]:
+            if task not in seen:
+                seen.add(task)
+                metric, filt, label = primary_metric(task, ckpt["results"].get(task, {}))
+                columns.append({"task": task, "metric": metric, "filter": filt, "label": label})
+    return columns
+
+
+def cell(results: dict, column: dict, reference: dict | None) -> dict | None:
+    """One score: value and stderr as lm-eval reported them, delta in percentage points."""
+    task_results = results.get(column["task"], {})
+    key = f"{column['metric']},{column['filter']}"
+    value = task_results.get(key)
+    if not isinstance(value, (int, float)):
+        return None
+    stderr = task_results.get(f"{column['metric']}_stderr,{column['filter']}")
+    if catalog.facts(column["task"]).get("primary", {}).get("percent"):
+        # metrics reported on a 0-100 scale (AlpacaEval's, as OLMES names them)
+        value = value / 100
+        stderr = stderr / 100 if isinstance(stderr, (int, float)) else stderr
+    ref = (reference or {}).get("scores", {}).get(column["task"])
+    usable = ref and ref.get("metric", column["metric"]) == column["metric"]
+    return {
+        "value": value,
+        "stderr": stderr if isinstance(stderr, (int, float)) else None,
+        "delta": round(100 * value - ref["value"], 10) if usable else None,
+    }
+
+
+def subtask_scores(checkpoints: dict, column: dict) -> dict:
+    """{checkpoint: {subtask: value}}: a group's members on its primary metric (the member's
+    name less the group's prefix)."""
+    group, key = column["task"], f"{column['metric']},{column['filter']}"
+    subtasks = catalog.members(catalog.task_config(group))
+    scores: dict[str, dict] = {}
+    for name, ckpt in checkpoints.items():
+        for task in subtasks:
+            value = ckpt["results"].get(task, {}).get(key)
+            if isinstance(value, (int, float)):
+                scores.setdefault(name, {})[task.removeprefix(group + "_")] = value
+    return scores
+
+
+def field_scores(samples: list[dict], field: str, metric: str) -> dict[str, dict]:
+    """{value of doc[field]: {correct, n, value}} from one task's sample log."""
+    counts: dict[str, list[float]] = {}
+    for sample in samples:
+        key = str(sample["doc"].get(field, "unknown"))
+        counts.setdefault(key, []).append(float(sample[metric]))
+    return {
+        key: {"correct": sum(v), "n": len(v), "value": sum(v) / len(v)}
+        for key, v in sorted(counts.items())
+    }
+
+
+def doc_field_scores(checkpoints: dict, tasks: list[str], prefix: str, field: str,
+                     metric: str) -> dict:
+    """{checkpoint: {task less prefix: {field value: {correct, n, value}}}} from sample logs."""
+    scores: dict[str, dict] = {}
+    for name, ckpt in checkpoints.items():
+        for task in tasks:
+            if task in ckpt["samples"]:
+                samples = read_jsonl(ckpt["samples"][task])
+                scores.setdefault(name, {})[task.removeprefix(prefix + "_")] = field_scores(
+                    samples, field, metric)
+    return scores
+
+
+def suffix_scores(checkpoints: dict, column: dict, suffix: str) -> dict:
+    """{checkpoint: {metric less suffix: value}}: a task's per-item metrics (IFEval's
+    `<instruction>_loose_acc`)."""
+    scores: dict[str, dict] = {}
+    tail = f"{suffix},{column['filter']}"
+    for name, ckpt in checkpoints.items():
+        for key, value in ckpt["results"].get(column["task"], {}).items():
+            if key.endswith(tail) and isinstance(value, (int, float)) and "_stderr" not in key:
+                scores.setdefault(name, {})[key.removesuffix(tail)] = value
+    return scores
+
+
+def declared_breakdowns(task: str) -> tuple[str, list[dict]]:
+    """(owner, specs): the breakdowns a task declares, else (for a group member run on its
+    own) its group's per-doc ones."""
+    specs = catalog.facts(task).get("breakdown")
+    if specs:
+        return task, specs
+    group = catalog.group_of(task)
+    inherited = catalog.facts(group).get("breakdown", []) if group else []
+    return group or task, [s for s in inherited if s["by"] == "doc_field"]
+
+
+def breakdown_scores(checkpoints: dict, column: dict, owner: str, spec: dict) -> dict:
+    if spec["by"] == "subtasks":
+        return subtask_scores(checkpoints, column)
+    if spec["by"] == "doc_field":
+        tasks = catalog.members(catalog.task_config(column["task"])) or [column["task"]]
+        return doc_field_scores(checkpoints, tasks, owner, spec["field"], column["metric"])
+    return suffix_scores(checkpoints, column, spec["suffix"])
+
+
+def breakdowns(checkpoints: dict, columns: list[dict]) -> list[dict]:
+    """Every breakdown the columns' tasks declare, as plain data; group members run on their
+    own share one entry per breakdown of their group."""
+    found: dict[tuple, dict] = {}
+    for column in columns:
+        owner, specs = declared_breakdowns(column["task"])
+        for spec in specs:
+            scores = breakdown_scores(checkpoints, column, owner, spec)
+            if not scores:
+                continue
+            label = catalog.facts(owner).get("label", owner)
+            entry = found.setdefault((owner, *spec.values()), {
+                "task": owner, "label": label, "metric": column["metric"], **spec, "scores": {}})
+            for name, values in scores.items():
+                entry["scores"].setdefault(name, {}).update(values)
+    return list(found.values())
+
+
+def build_report(checkpoints: dict, reference: dict | None, title: str) -> dict:
+    """Plain data for every output format."""
+    columns = columns_for(checkpoints)
+    rows = [
+        {
+            "checkpoint": name,
+            "scores": {c["task"]: cell(ckpt["results"], c, reference) for c in columns},
+        }
+        for name, ckpt in checkpoints.items()
+    ]
+    return {
+        "title": title,
+        "columns": columns,
+        "rows": rows,
+        "reference": reference,
+        "breakdowns": breakdowns(checkpoints, columns),
+    }
+
+
+def report_command(args) -> int:
+    """`evalpack report DIR... --output OUT`."""
+    checkpoints = collect(args.dirs)
+    tasks = [t for ckpt in checkpoints.values() for t in ckpt["top"]]
+    report = build_report(checkpoints, load_reference(args.reference, tasks), args.title)
+    written = write_report(report, Path(args.output))
+    log.info("report: %s", ", ".join(str(p) for p in written.values()))
+    return 0

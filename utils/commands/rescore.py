@@ -1,0 +1,102 @@
+"""`evalpack rescore`: every metric of a saved run recomputed from its per-sample logs, by
+replaying the logged responses through lm-eval with the current scorers (no model)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from ..core.data import read_jsonl
+from .rundirs import (
+    CHECKPOINT_FILE,
+    PAIR_LOG,
+    lm_eval_command,
+    requested_tasks,
+    results_files,
+    run_logged,
+)
+
+log = logging.getLogger("evalpack.rescore")
+
+
+def replay_rows(samples: list[dict], task: str) -> list[dict]:
+    """Replay completions from a task's sample log: every logged response of every doc."""
+    rows = []
+    for sample in samples:
+        for resp in sample["resps"]:
+            texts = resp if isinstance(resp, list) else [resp]
+            rows += [
+                {"task": task, "doc_id": sample["doc_id"], "repeat": i, "completion": text}
+                for i, text in enumerate(texts)
+            ]
+    return rows
+
+
+def replay_flags(results: dict) -> list[str]:
+    """lm-eval flags that reproduce what affects scoring in the original run."""
+    config = results.get("config", {})
+    flags = ["--tasks", ",".join(requested_tasks(results)), "--confirm_run_unsafe_code"]
+    if config.get("limit") is not None:
+        limit = float(config["limit"])
+        flags += ["--limit", str(int(limit)) if limit.is_integer() else str(limit)]
+    if results.get("chat_template") is not None:
+        flags += ["--apply_chat_template"]
+        flags += ["--fewshot_as_multiturn", str(bool(results.get("fewshot_as_multiturn")))]
+    metadata = run_metadata(results)
+    if metadata:
+        flags += ["--metadata", json.dumps(metadata)]
+    return flags
+
+
+def run_metadata(results: dict) -> dict:
+    """The `--metadata` of the original run: what every task's metadata shares, less the
+    model's arguments (lm-eval copies those in) and per-task bookkeeping."""
+    model_args = results.get("config", {}).get("model_args")
+    model_keys = set(model_args) if isinstance(model_args, dict) else set()
+    shared = None
+    for config in results.get("configs", {}).values():
+        items = {k: v for k, v in config.get("metadata", {}).items() if k not in model_keys}
+        shared = items if shared is None else {k: v for k, v in shared.items() if items.get(k) == v}
+    return {k: v for k, v in (shared or {}).items() if k not in ("version", "config_source")}
+
+
+def rescore_results(results_file: Path, output: Path) -> bool:
+    """Re-run one saved lm-eval run with the replay model answering from its sample logs."""
+    results = json.loads(results_file.read_text(encoding="utf-8"))
+    stamp = results_file.stem.removeprefix("results_")
+    rows = []
+    for task in results.get("configs", {}):
+        samples_file = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
+        if not samples_file.is_file():
+            raise FileNotFoundError(
+                f"{samples_file} missing: rescoring needs a run saved with --log_samples"
+            )
+        rows += replay_rows(read_jsonl(samples_file), task)
+    output.mkdir(parents=True, exist_ok=True)
+    completions = output / f"replay_{stamp}.jsonl"
+    completions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    command = lm_eval_command(
+        "replay", {"completions": str(completions)}, replay_flags(results), output
+    )
+    return run_logged(command, output / PAIR_LOG) == 0
+
+
+def rescore(source: Path, output: Path) -> list[Path]:
+    """Rescore every run under `source` into the same layout under `output`; the runs that
+    failed. Checkpoint descriptions are copied so that `report` names rows the same way."""
+    failed = []
+    files = results_files(source)
+    if not files:
+        raise FileNotFoundError(f"no lm-eval results_*.json under {source}")
+    for number, results_file in enumerate(files, start=1):
+        relative = results_file.parent.relative_to(source)
+        log.info("[%d/%d] rescoring %s", number, len(files), results_file)
+        if not rescore_results(results_file, output / relative.parent):
+            log.error("rescoring %s failed (see %s)", results_file, output / relative.parent)
+            failed.append(results_file)
+    for description in source.rglob(CHECKPOINT_FILE):
+        target = output / description.relative_to(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(description.read_bytes())
+    return failed

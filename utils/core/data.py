@@ -1,0 +1,120 @@
+"""Dataset loading: the Hugging Face hub by default, an offline mirror when `EVALPACK_DATA_DIR` is set.
+
+Every task YAML names this module's `load` as its `custom_dataset` and its hub coordinates in
+`dataset_kwargs` (`path`, `name`, `splits`). lm-eval calls `load(**metadata, **dataset_kwargs)`.
+
+The mirror layout is the hub's: `<dir>/<owner>__<name>/<config>/<split>.jsonl` (config `default`
+when the dataset has none), one JSON object per line with the hub's own field names.
+
+Each row gets a `doc_key` field, `<owner>__<name>/<config>/<split>#<row>`, the stable key the
+OLMES reference files and the `replay` model use to join completions to docs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import datasets
+
+DATA_DIR_ENV = "EVALPACK_DATA_DIR"
+
+
+class DataError(ValueError):
+    """Data that is missing or malformed, with the place that was wrong."""
+
+
+def hub_dir(path: str) -> str:
+    return path.replace("/", "__")
+
+
+def mirror_file(data_dir: str | Path, path: str, name: str | None, split: str) -> Path:
+    return Path(data_dir) / hub_dir(path) / (name or "default") / f"{split}.jsonl"
+
+
+def numbered_jsonl(file: str | Path) -> list[tuple[int, dict]]:
+    """(line number, row) for each row of a JSONL file, blank lines skipped; a bad line is a
+    `DataError` naming the file and line number."""
+    rows = []
+    with open(file, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{file}, line {lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{file}, line {lineno}: expected a JSON object")
+            rows.append((lineno, row))
+    return rows
+
+
+def read_jsonl(file: str | Path) -> list[dict]:
+    """Rows of a JSONL file (see `numbered_jsonl`)."""
+    return [row for _, row in numbered_jsonl(file)]
+
+
+def with_keys(rows: list[dict], path: str, name: str | None, split: str) -> list[dict]:
+    prefix = f"{hub_dir(path)}/{name or 'default'}/{split}"
+    return [{**row, "doc_key": f"{prefix}#{i}"} for i, row in enumerate(rows)]
+
+
+def load_split(path: str, name: str | None, split: str) -> datasets.Dataset:
+    """One split, from the mirror when `EVALPACK_DATA_DIR` is set, else from the hub."""
+    data_dir = os.environ.get(DATA_DIR_ENV)
+    if data_dir:
+        file = mirror_file(data_dir, path, name, split)
+        if not file.is_file():
+            raise DataError(
+                f"{DATA_DIR_ENV}={data_dir}: no file for dataset {path!r} config {name!r} "
+                f"split {split!r}; looked for {file}"
+            )
+        rows = read_jsonl(file)
+    else:
+        rows = load_from_hub(path, name, split)
+    return datasets.Dataset.from_list(with_keys(rows, path, name, split))
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub endpoint (`HF_ENDPOINT`) accepts a connection within `timeout` seconds
+    (assumed behind a proxy, which only the hub client knows how to use)."""
+    if any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        port = url.port or (80 if url.scheme == "http" else 443)
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
+    """One split from the hub (or the local HF cache under `HF_HUB_OFFLINE=1`). Without a way to
+    the data, a `DataError` in one line naming the dataset and the mirror file to provide; an
+    unreachable hub is found in seconds, not after the hub client's retries."""
+    where = f"{hub_dir(path)}/{name or 'default'}/{split}.jsonl"
+    offline = any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on")
+                  for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    why = "offline and not in the Hugging Face cache" if offline else (
+        "the Hugging Face hub cannot be reached")
+    failure = DataError(f"dataset {path!r} split {split!r}: {why}; set "
+                        f"{DATA_DIR_ENV}=<mirror dir> holding {where}")
+    if not offline and not hub_reachable():
+        raise failure
+    try:
+        return list(datasets.load_dataset(path, name, split=split))
+    except ConnectionError:
+        raise failure from None
+
+
+def load(
+    path: str, name: str | None = None, splits: tuple[str, ...] = ("test",), **_metadata
+) -> datasets.DatasetDict:
+    """`custom_dataset` hook: the named splits of one hub dataset. Extra keyword arguments are
+    the task's metadata, which lm-eval passes along; they do not affect loading."""
+    return datasets.DatasetDict({split: load_split(path, name, split) for split in splits})

@@ -1,0 +1,64 @@
+"""Request handling shared by the pack's backends (replay, served, resumable).
+
+* `render_messages`: the JSON "chat template" (the message list as JSON) that lets tests compare
+  a task's messages with OLMES's through lm-eval's own prompt path.
+* `cut_at_stops` / `stop_strings`: every stop string applied on our side, whatever the backend did.
+* `repeat_numbers`: lm-eval lists an Instance once per repeat; which repeat each listing is.
+* `continues_assistant`: whether a chat ends with an assistant prefix (`gen_prefix`) to continue.
+* `GenerationOnly`: the log-likelihood methods of a backend that only generates.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def render_messages(messages: list[dict]) -> str:
+    return json.dumps(messages, ensure_ascii=False)
+
+
+def cut_at_stops(text: str, stops: list[str] | None) -> str:
+    """`text` up to the earliest occurrence of any stop string."""
+    cut = len(text)
+    for stop in stops or []:
+        if stop:
+            pos = text.find(stop)
+            if pos != -1:
+                cut = min(cut, pos)
+    return text[:cut]
+
+
+def stop_strings(gen_kwargs: dict) -> list[str]:
+    until = gen_kwargs.get("until") or []
+    return [until] if isinstance(until, str) else [s for s in until if s]
+
+
+
+def continues_assistant(messages: list[dict]) -> bool:
+    """Whether the chat ends with an assistant prefix (lm-eval's `gen_prefix`) to continue."""
+    return bool(messages) and messages[-1].get("role") == "assistant"
+
+
+
+def repeat_numbers(requests: list) -> list[int]:
+    """For each listed request, which of its repeats it is (0, 1, ...): lm-eval repeats a
+    request by listing the same Instance again."""
+    seen: dict[int, int] = {}
+    numbers = []
+    for request in requests:
+        numbers.append(seen.get(id(request), 0))
+        seen[id(request)] = numbers[-1] + 1
+    return numbers
+
+
+class GenerationOnly:
+    """For backends that answer `generate_until` only: the log-likelihood request types are a
+    clear error naming the backend."""
+
+    backend_name = "this backend"
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError(f"{self.backend_name} answers generation requests only")
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError(f"{self.backend_name} answers generation requests only")
