@@ -9,7 +9,7 @@ from lm_eval import simple_evaluate
 from lm_eval.api.instance import Instance
 from lm_eval.api.model import LM, hash_args
 
-import evalpack.models.backends  # noqa: F401  (registers the served backends)
+import evalpack.models.backends
 import evalpack.models.replay  # noqa: F401  (registers replay)
 from conftest import read_jsonl, task_manager
 from evalpack.models import resume

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cache
+
 from .resources import fewshot_dir
 
 FEWSHOT_DIR = fewshot_dir()

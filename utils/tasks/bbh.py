@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from lm_eval.api.task import ConfigurableTask
 
-from ..scoring import bbh_answers
-
 from ..core import fewshot
+from ..scoring import bbh_answers
 
 
 def subtask_of(doc: dict) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from ..core import fewshot
-
 from ..scoring import math_answers
 from ..scoring.bounded import bounded_map
 

@@ -14,10 +14,8 @@ import logging
 import re
 
 from ..core import data
-
 from ..scoring import math_answers
 from ..scoring.bounded import bounded_map
-from ..tasks.sampled import SampledTask
 from ..scoring.sampling_metrics import (
     avg_at_n,
     group_equivalent,
@@ -25,6 +23,7 @@ from ..scoring.sampling_metrics import (
     pass_at_k,
     powers_of_two_up_to,
 )
+from ..tasks.sampled import SampledTask
 
 log = logging.getLogger(__name__)
 
