@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from ..core.data import read_jsonl
+from ..models.replay import loglikelihood_rows
 from .rundirs import (
     CHECKPOINT_FILE,
     PAIR_LOG,
@@ -21,9 +22,14 @@ log = logging.getLogger("evalpack.rescore")
 
 
 def replay_rows(samples: list[dict], task: str) -> list[dict]:
-    """Replay completions from a task's sample log: every logged response of every doc."""
+    """Replay rows from a task's sample log: every logged response of every doc (for
+    log-likelihood tasks, the recorded value of every continuation)."""
     rows = []
     for sample in samples:
+        recorded = loglikelihood_rows(sample, task)
+        if recorded:
+            rows += recorded
+            continue
         for resp in sample["resps"]:
             texts = resp if isinstance(resp, list) else [resp]
             rows += [
