@@ -3,15 +3,3 @@
 `checkers` gives OLMES's verdicts with lm-eval's instruction checkers; `resources` ships and
 verifies the NLTK Punkt data they need (`nltk_data/`, Apache-2.0, see its NOTICE).
 """
-
-from .checkers import INSTRUCTION_TYPES, loose_variants, olmes_kwargs, score_response
-from .resources import ResourceError, install_punkt
-
-__all__ = [
-    "INSTRUCTION_TYPES",
-    "ResourceError",
-    "install_punkt",
-    "loose_variants",
-    "olmes_kwargs",
-    "score_response",
-]
