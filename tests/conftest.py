@@ -68,9 +68,9 @@ def replay_eval(tasks, model_args, **kwargs):
     """Run `tasks` through lm-eval end to end with the `replay` model, in chat mode."""
     from lm_eval import simple_evaluate
 
-    from evalpack import models
+    from evalpack.models.registry import register
 
-    models.register()
+    register()
 
     return simple_evaluate(
         model="replay",

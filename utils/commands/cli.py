@@ -19,7 +19,7 @@ import sys
 import yaml
 from lm_eval._cli.harness import HarnessCLI
 
-from .. import models
+from ..models.registry import register as register_models
 from ..core.resources import tasks_dir
 from . import catalog
 from .subcommands import PACK_COMMANDS
@@ -134,7 +134,7 @@ def execute(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     argv = list(sys.argv[1:] if argv is None else argv)
-    models.register()
+    register_models()
     cli = EvalpackCLI()
     if not argv:
         cli._parser.print_help()

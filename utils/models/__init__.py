@@ -1,9 +1,2 @@
-"""Model backends: `replay` (offline), the served-model backends and the `resumable` wrapper."""
-
-
-def register() -> None:
-    """Register the pack's backends with lm-eval, after lm-eval's own, so every built-in
-    backend stays available."""
-    import lm_eval.models  # noqa: F401  (the built-in backends first)
-
-    from . import backends, replay, resume  # noqa: F401  (each registers on import)
+"""Model backends: `replay` (offline), the served-model backends and the `resumable` wrapper
+(`registry.register()` registers them all with lm-eval)."""
