@@ -19,8 +19,8 @@ import sys
 import yaml
 from lm_eval._cli.harness import HarnessCLI
 
-from ..models.registry import register as register_models
 from ..core.resources import tasks_dir
+from ..models.registry import register as register_models
 from . import catalog
 from .subcommands import PACK_COMMANDS
 
