@@ -12,12 +12,12 @@ import os
 import time
 from pathlib import Path
 
+from evalpack.commands import catalog
 from evalpack.core import data
-
 from evalpack.tasks import minerva_math as tasks_math
 
-SUBJECTS = ["algebra", "counting_and_probability", "geometry", "intermediate_algebra",
-            "number_theory", "prealgebra", "precalculus"]
+GROUP = "minerva_math_tulu"
+SUBJECTS = [t.removeprefix(GROUP + "_") for t in catalog.members(catalog.task_config(GROUP))]
 
 
 def load_docs(limit: int | None) -> list[dict]:
