@@ -9,6 +9,8 @@ Two layers:
   (whose main thread runs `fn`, so `time_limit` works inside them). A worker that overruns its
   item's wall-clock budget is killed and replaced; the item gets a `timeout` outcome. This works
   from any thread of the caller, and nothing `fn` does can stall the caller.
+* `bounded_records(fn, jobs, timeout=..., unscored=...)`: the same for scorers, one record per
+  job, a stand-in record for a job that ran out of time or failed.
 """
 
 from __future__ import annotations
@@ -144,6 +146,23 @@ def bounded_map(
         for worker in pool:
             worker.kill()
     return results  # type: ignore[return-value]
+
+
+def bounded_records(
+    fn: Callable[[Any], dict], jobs: list, *, timeout: float,
+    unscored: Callable[[Any, str], dict],
+) -> list[dict]:
+    """`fn`'s record for each job, through `bounded_map`; a job that ran out of time or failed
+    gets `unscored(job, reason)` instead (the reason says which), so no doc is lost."""
+    records = []
+    for job, outcome in zip(jobs, bounded_map(fn, jobs, timeout=timeout)):
+        if outcome.status == "ok":
+            records.append(outcome.value)
+        elif outcome.status == "timeout":
+            records.append(unscored(job, f"hard time bound {timeout:g}s"))
+        else:
+            records.append(unscored(job, outcome.error))
+    return records
 
 
 def _assign(worker: _Worker, pending: Iterator[int], items: list) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from ..core import data
-from ..scoring.bounded import bounded_map
+from ..scoring.bounded import bounded_records
 from ..scoring.ifeval import checkers
 
 log = logging.getLogger(__name__)
@@ -73,15 +73,8 @@ def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first response of every doc judged on all its instructions."""
     checkers.registry()  # import once here, before the workers fork
     jobs = [(doc, samples[0]) for samples, doc in zip(resps, docs)]
-    outcomes = bounded_map(_judge, jobs, timeout=DOC_TIMEOUT)
-    records = []
-    for (doc, _), outcome in zip(jobs, outcomes):
-        if outcome.status == "ok":
-            records.append(outcome.value)
-        elif outcome.status == "timeout":
-            records.append(unscored_record(doc, f"hard time bound {DOC_TIMEOUT:g}s"))
-        else:
-            records.append(unscored_record(doc, outcome.error))
+    records = bounded_records(_judge, jobs, timeout=DOC_TIMEOUT,
+                              unscored=lambda job, reason: unscored_record(job[0], reason))
     _warn_about_failures(records)
     return records
 

@@ -12,7 +12,7 @@ import logging
 
 from ..core import fewshot
 from ..scoring import math_answers
-from ..scoring.bounded import bounded_map
+from ..scoring.bounded import bounded_records
 
 log = logging.getLogger(__name__)
 
@@ -43,15 +43,8 @@ def unscored_record(solution: str, reason: str) -> dict:
 def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first sample of every doc scored by all three metrics, in parallel."""
     jobs = [(samples[0], doc["solution"]) for samples, doc in zip(resps, docs)]
-    outcomes = bounded_map(_score_one, jobs, timeout=DOC_TIMEOUT)
-    records = []
-    for (_, solution), outcome in zip(jobs, outcomes):
-        if outcome.status == "ok":
-            records.append(outcome.value)
-        elif outcome.status == "timeout":
-            records.append(unscored_record(solution, f"hard time bound {DOC_TIMEOUT:g}s"))
-        else:
-            records.append(unscored_record(solution, outcome.error))
+    records = bounded_records(_score_one, jobs, timeout=DOC_TIMEOUT,
+                              unscored=lambda job, reason: unscored_record(job[1], reason))
     _warn_about_bounds(records)
     return records
 

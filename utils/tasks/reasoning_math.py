@@ -15,7 +15,7 @@ import re
 
 from ..core import data
 from ..scoring import math_answers
-from ..scoring.bounded import bounded_map
+from ..scoring.bounded import bounded_records
 from ..scoring.sampling_metrics import (
     avg_at_n,
     group_equivalent,
@@ -112,8 +112,14 @@ def _score_doc(job: dict) -> dict:
 
     correct = [a is not None and same(job["gold"], a) for a in answers]
     labels = group_equivalent(list(answers), same)
-    return {"answers": list(answers), "correct": correct, "truncated": list(truncated),
-            "labels": labels, "timeouts": timeouts}
+    return {"gold": job["gold"], "answers": list(answers), "correct": correct,
+            "truncated": list(truncated), "labels": labels, "timeouts": timeouts}
+
+
+def _unscored(job: dict, reason: str) -> dict:
+    n = len(job["samples"])
+    return {"gold": job["gold"], "answers": [None] * n, "correct": [False] * n,
+            "truncated": [False] * n, "labels": [None] * n, "scoring_failure": reason}
 
 
 def score_integer_samples(resps: list[list[str]], docs: list[dict]) -> list[dict]:
@@ -131,16 +137,7 @@ def score_samples(resps: list[list[str]], docs: list[dict], integer: bool) -> li
     the task's (its YAML names the filter), never inferred from the docs a run happens to load."""
     jobs = [{"samples": samples, "gold": doc["answer"], "integer": integer}
             for samples, doc in zip(resps, docs)]
-    records = []
-    for job, outcome in zip(jobs, bounded_map(_score_doc, jobs, timeout=DOC_TIMEOUT)):
-        if outcome.status == "ok":
-            records.append({"gold": job["gold"], **outcome.value})
-        else:
-            n = len(job["samples"])
-            reason = "hard time bound" if outcome.status == "timeout" else outcome.error
-            records.append({"gold": job["gold"], "answers": [None] * n, "correct": [False] * n,
-                            "truncated": [False] * n, "labels": [None] * n,
-                            "scoring_failure": reason})
+    records = bounded_records(_score_doc, jobs, timeout=DOC_TIMEOUT, unscored=_unscored)
     failed = sum("scoring_failure" in r for r in records)
     if failed:
         log.warning("%d of %d docs could not be scored in time; they score 0", failed, len(docs))
