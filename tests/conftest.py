@@ -40,6 +40,24 @@ def mirror(monkeypatch):
     return DATA_DIR
 
 
+@pytest.fixture(scope="module")
+def module_mirror():
+    """`mirror` for a whole test module (module-scoped fixtures that build requests)."""
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"real benchmark data not found at {DATA_DIR}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALPACK_DATA_DIR", str(DATA_DIR))
+        yield DATA_DIR
+
+
+def by_doc(instances):
+    """lm-eval instances grouped by doc key, each doc's in request order."""
+    docs = {}
+    for inst in instances:
+        docs.setdefault(inst.doc["doc_key"], []).append(inst)
+    return {key: sorted(insts, key=lambda i: i.idx) for key, insts in docs.items()}
+
+
 def task_manager(metadata=None):
     from lm_eval.tasks import TaskManager
 

@@ -11,6 +11,7 @@ from conftest import (
     DATA_DIR,
     OLMES_REF,
     TASKS_DIR,
+    by_doc,
     chat_requests,
     read_jsonl,
     replay_eval,
@@ -44,24 +45,8 @@ def subjects():
     return generator().SUBJECTS
 
 
-def by_doc(instances):
-    docs = {}
-    for inst in instances:
-        docs.setdefault(inst.doc["doc_key"], []).append(inst)
-    return {key: sorted(insts, key=lambda i: i.idx) for key, insts in docs.items()}
-
-
 @pytest.fixture(scope="module")
-def data_env():
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"real benchmark data not found at {DATA_DIR}")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("EVALPACK_DATA_DIR", str(DATA_DIR))
-        yield
-
-
-@pytest.fixture(scope="module")
-def dev_built(data_env):
+def dev_built(module_mirror):
     return {key: insts for s in DEV_SUBJECTS
             for key, insts in by_doc(chat_requests(f"mmlu_mc_tulu_{s}")).items()}
 
@@ -119,7 +104,7 @@ def test_requests_identical_to_olmes_on_every_dev_record(dev_built):
 
 
 @requires_shared
-def test_every_doc_of_every_subject_renders(data_env):
+def test_every_doc_of_every_subject_renders(module_mirror):
     total = 0
     for subject in subjects():
         rows = read_jsonl(DATA_DIR / f"cais__mmlu/{subject}/test.jsonl")
@@ -142,7 +127,7 @@ def test_every_doc_of_every_subject_renders(data_env):
 
 
 @requires_shared
-def test_zero_shot_puts_the_description_on_the_only_turn(data_env):
+def test_zero_shot_puts_the_description_on_the_only_turn(module_mirror):
     inst = chat_requests("mmlu_mc_tulu_anatomy", num_fewshot=0)[0]
     (message,) = json.loads(inst.args[0])
     assert message["content"].startswith("The following are multiple choice questions (with "
@@ -230,7 +215,7 @@ def test_group_reports_macro_and_micro_means(mirror, tmp_path):
 
 
 @requires_shared
-def test_cot_prompt_is_olmes_summarize(data_env):
+def test_cot_prompt_is_olmes_summarize(module_mirror):
     inst = chat_requests("mmlu_cot_tulu_global_facts")[0]
     (message,) = json.loads(inst.args[0])
     row = read_jsonl(DATA_DIR / "cais__mmlu/global_facts/test.jsonl")[0]

@@ -8,7 +8,15 @@ import math
 
 import pytest
 
-from conftest import DATA_DIR, OLMES_REF, chat_requests, read_jsonl, replay_eval, requires_shared
+from conftest import (
+    DATA_DIR,
+    OLMES_REF,
+    by_doc,
+    chat_requests,
+    read_jsonl,
+    replay_eval,
+    requires_shared,
+)
 from evalpack.core import fewshot
 from evalpack.core.data import DataError
 from evalpack.tasks import truthfulqa
@@ -26,20 +34,9 @@ def olmes_records(prefix):
             if r["task"].startswith(prefix)]
 
 
-def by_doc(instances):
-    docs = {}
-    for inst in instances:
-        docs.setdefault(inst.doc["doc_key"], []).append(inst)
-    return {key: sorted(insts, key=lambda i: i.idx) for key, insts in docs.items()}
-
-
 @pytest.fixture(scope="module")
-def built():
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"real benchmark data not found at {DATA_DIR}")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("EVALPACK_DATA_DIR", str(DATA_DIR))
-        return by_doc(chat_requests(TASK))
+def built(module_mirror):
+    return by_doc(chat_requests(TASK))
 
 
 def test_the_primer_is_olmes_six_shots():
