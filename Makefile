@@ -32,12 +32,20 @@ demo: venv
 		--title "evalpack demo leaderboard"
 	@echo "report: $(DEMO_BOARD)/report/report.html (and report.md, report.json)"
 
+# What the tests need beyond the demo: torch (the CPU build, pinned; this machine's pip finds
+# the 2.13.0+cpu wheel, elsewhere add --index-url https://download.pytorch.org/whl/cpu) for
+# the hf backend and the real OpenAI-compatible server the tests start.
+$(BIN)/.test-extras: $(BIN)/.installed
+	$(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[dev,hf,serve-test]"
+	touch $@
+
 # The report test opens the HTML page in Debian's headless Chromium; without it that test skips.
 chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser test will skip"
 
-test: venv chromium
+test: venv $(BIN)/.test-extras chromium
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 

@@ -1,7 +1,8 @@
 """A local HTTP server standing in for vLLM/SGLang/answer servers in tests.
 
 It answers `/v1/chat/completions`, `/v1/completions`, `/generate` and `/answer` with the text
-`reply(payload)` gives, records every request (path, payload, start and end times) and the most
+`reply(payload)` gives (and `GET /v1/models` with `models`, 422 for fields in `refuse`, 400 for
+a request longer than `context`), records every request (path, payload, start and end times) and the most
 requests it had in flight at once, and injects faults: `faults` are used up one per request,
 in arrival order; `fault_for(payload)` can fault chosen requests every time.
 """
@@ -27,6 +28,12 @@ class Stub:
         self.fault_for = lambda payload: None
         self.slow_seconds = 1.0
         self.delay = 0.0  # every request takes at least this long (for concurrency checks)
+        self.refuse: set[str] = set()  # fields answered with 422, as transformers serve does
+        self.models: dict | None = None  # what GET /v1/models answers (404 when None)
+        self.context: int | None = None  # refuse prompt (30 tokens) + max_tokens beyond it
+        self.context_message = ("This model's maximum context length is {context} tokens. "
+                                "However, you requested {total} tokens ({prompt} in the "
+                                "messages, {asked} in the completion).")
         self.records: list[dict] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -77,6 +84,12 @@ class Stub:
 
 def _handler_for(stub: Stub):
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/v1/models" and stub.models is not None:
+                self._send(200, json.dumps(stub.models).encode())
+            else:
+                self._send(404, b'{"error": "not found"}')
+
         def do_POST(self) -> None:
             payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             record, fault = stub._begin(self.path, payload)
@@ -89,6 +102,17 @@ def _handler_for(stub: Stub):
         def _respond(self, payload: dict, fault: str | None) -> None:
             if fault == "slow":
                 time.sleep(stub.slow_seconds)
+            asked = payload.get("max_tokens", 0)
+            if stub.context and asked + 30 > stub.context:
+                message = stub.context_message.format(context=stub.context, total=asked + 30,
+                                                      prompt=30, asked=asked)
+                self._send(400, json.dumps({"message": message}).encode())
+                return
+            unexpected = stub.refuse & payload.keys()
+            if unexpected:
+                detail = f"Unexpected fields in the request: {unexpected}"
+                self._send(422, json.dumps({"detail": detail}).encode())
+                return
             if fault in ("500", "400"):
                 self._send(int(fault), b'{"error": "injected"}')
             elif fault == "malformed":

@@ -8,6 +8,8 @@
   in one parser: `evalpack --help` lists them all, each `--help` has examples.
 * Chat settings are checked on the parsed arguments of `run`: tasks whose YAML declares
   `metadata: {chat: true}` warn without `--apply_chat_template`, base-model tasks with it.
+* Errors are one line, Ctrl-C too; `--verbose` (or `EVALPACK_TRACEBACK=1`) shows tracebacks and
+  the pack's debug log (`console.py`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,11 @@ import argparse
 import logging
 import sys
 
-import yaml
 from lm_eval._cli.harness import HarnessCLI
 
 from ..core.resources import tasks_dir
 from ..models.registry import register as register_models
-from . import catalog
+from . import catalog, console
 from .subcommands import PACK_COMMANDS
 
 log = logging.getLogger("evalpack")
@@ -38,6 +39,9 @@ The pack's commands:
   leaderboard run every checkpoint of a models.yaml on a suite, resumable
   rescore     recompute metrics from --log_samples output, no model
   report      a leaderboard report (Markdown, HTML, JSON, plots)
+
+Errors are one line; --verbose (or EVALPACK_TRACEBACK=1) shows the traceback and debug log.
+Ctrl-C stops sending requests, keeps the answers in hand (--use_cache) and exits.
 """
 
 EXAMPLES = """\
@@ -132,8 +136,10 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    verbose, argv = console.wants_traceback(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    argv = list(sys.argv[1:] if argv is None else argv)
+    if verbose:
+        logging.getLogger("evalpack").setLevel(logging.DEBUG)
     register_models()
     cli = EvalpackCLI()
     if not argv:
@@ -141,12 +147,22 @@ def main(argv: list[str] | None = None) -> None:
         return
     args = cli.parse(argv)
     try:
+        console.quiet_lm_eval(requested_tasks(args) if hasattr(args, "tasks") else [],
+                              console.caches_itself(getattr(args, "model", None)))
         status = execute(args)
-    except (ValueError, TypeError, OSError, yaml.YAMLError) as exc:
-        if not getattr(args, "pack_command", None):
+    except KeyboardInterrupt as exc:
+        if verbose:
             raise
-        # bad input (a models or suites file, a results directory): one line naming it
-        raise SystemExit(f"evalpack {args.pack_command}: error: {exc}") from None
+        # a served backend's `ServedInterrupted` says what was kept and what a rerun sends
+        print(f"evalpack: {exc or 'interrupted'}", file=sys.stderr)
+        sys.exit(130)
+    except console.NAMED_ERRORS as exc:
+        if verbose:
+            raise
+        # bad input (a task name, model args, a data or models file, a dead server): one line
+        command = f" {args.pack_command}" if getattr(args, "pack_command", None) else ""
+        line = console.error_line(exc, getattr(args, "include_path", None))
+        raise SystemExit(f"evalpack{command}: error: {line} {console.TRACEBACK_HINT}") from None
     sys.exit(status)
 
 

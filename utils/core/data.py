@@ -103,7 +103,8 @@ def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
     why = "offline and not in the Hugging Face cache" if offline else (
         "the Hugging Face hub cannot be reached")
     failure = DataError(f"dataset {path!r} split {split!r}: {why}; set "
-                        f"{DATA_DIR_ENV}=<mirror dir> holding {where}")
+                        f"{DATA_DIR_ENV}=<mirror dir> holding {where} (runs and `evalpack "
+                        "rescore` both read the datasets)")
     if not offline and not hub_reachable():
         raise failure
     try:

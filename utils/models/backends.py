@@ -19,6 +19,7 @@ from lm_eval.api.registry import register_model
 from lm_eval.models.api_models import JsonChatStr
 from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompletionsAPI
 
+from .arguments import check_model_args
 from .chat_render import LocalTemplate
 from .loglikelihood import CompletionsLoglikelihood, NoLoglikelihood
 from .requests import GenerationOnly, continues_assistant, stop_strings
@@ -29,23 +30,26 @@ from .served import (
     ServedGeneration,
     field,
     sampling_options,
+    stop_field,
 )
 
 
 class _TemplateAPIServing(ServedGeneration):
     """Shared by the lm-eval subclasses: settings lm-eval's TemplateAPI does not take."""
 
-    def _init_template_serving(self, seed, retry_delay, request_interval, timeout) -> None:
+    def _init_template_serving(self, seed, retry_delay, request_interval, timeout,
+                               max_model_len=None) -> None:
         # lm-eval keeps whole seconds of `timeout`; keep the value as given
         self._init_serving(url=self.base_url, seed=seed, num_concurrent=self._concurrent,
                            max_retries=self.max_retries, retry_delay=retry_delay,
-                           request_interval=request_interval, timeout=timeout)
+                           request_interval=request_interval, timeout=timeout,
+                           max_model_len=max_model_len)
 
     def request_headers(self) -> dict:
         return self.header
 
-    def options(self, job: Job) -> dict:
-        return sampling_options(job.gen_kwargs, self._max_gen_toks)
+    def options(self, job: Job, prompt_tokens: int | None = None) -> dict:
+        return self.capped(sampling_options(job.gen_kwargs, self._max_gen_toks), prompt_tokens)
 
 
 @register_model("evalpack-chat")
@@ -53,13 +57,16 @@ class ServedChat(NoLoglikelihood, _TemplateAPIServing, LocalChatCompletion):
     """OpenAI-compatible chat completions; `server=vllm|sglang|openai` picks how an assistant
     prefix is continued (OpenAI cannot) and whether stops are capped at OpenAI's 4."""
 
+    backend_name = "evalpack-chat"
+
     def __init__(self, base_url=None, server: str = "vllm", seed=None, retry_delay=1.0,
-                 request_interval=0.0, timeout=300, **kwargs) -> None:
+                 request_interval=0.0, timeout=300, max_model_len=None, **kwargs) -> None:
         if server not in ("vllm", "sglang", "openai"):
             raise ValueError(f"evalpack-chat: server must be vllm, sglang or openai, not {server!r}")
+        check_model_args(self, kwargs)  # lm-eval's API models take any keyword silently
         super().__init__(base_url=base_url, timeout=timeout, **kwargs)
         self.server = server
-        self._init_template_serving(seed, retry_delay, request_interval, timeout)
+        self._init_template_serving(seed, retry_delay, request_interval, timeout, max_model_len)
 
     def build_payload(self, job: Job) -> dict:
         if not isinstance(job.context, JsonChatStr):
@@ -67,7 +74,7 @@ class ServedChat(NoLoglikelihood, _TemplateAPIServing, LocalChatCompletion):
         messages = json.loads(job.context.prompt)
         stops = stop_strings(job.gen_kwargs)
         payload = {"model": self.model, "messages": messages, **self.options(job),
-                   "stop": stops[:OPENAI_MAX_STOPS] if self.server == "openai" else stops,
+                   **stop_field(stops, OPENAI_MAX_STOPS if self.server == "openai" else None),
                    "seed": job.seed}
         if continues_assistant(messages):
             if self.server not in CONTINUE_FIELDS:
@@ -87,15 +94,23 @@ class ServedCompletions(CompletionsLoglikelihood, LocalTemplate, _TemplateAPISer
     """OpenAI-compatible text completions; chat prompts rendered locally; log-likelihoods from
     echoed prompt log-probabilities (`evalpack.models.loglikelihood`)."""
 
+    backend_name = "evalpack-completions"
+
     def __init__(self, base_url=None, chat_template_file=None, seed=None, retry_delay=1.0,
-                 request_interval=0.0, timeout=300, **kwargs) -> None:
+                 request_interval=0.0, timeout=300, max_model_len=None, **kwargs) -> None:
+        check_model_args(self, kwargs)  # lm-eval's API models take any keyword silently
         super().__init__(base_url=base_url, timeout=timeout, **kwargs)
         self._init_template(chat_template_file)
-        self._init_template_serving(seed, retry_delay, request_interval, timeout)
+        self._init_template_serving(seed, retry_delay, request_interval, timeout, max_model_len)
 
     def build_payload(self, job: Job) -> dict:
-        return {"model": self.model, "prompt": self.prompt_text(job), **self.options(job),
-                "stop": stop_strings(job.gen_kwargs), "seed": job.seed}
+        prompt = self.prompt_text(job)
+        return {"model": self.model, "prompt": prompt, **self.options(job, self.count(prompt)),
+                **stop_field(stop_strings(job.gen_kwargs)), "seed": job.seed}
+
+    def count(self, prompt: str) -> int | None:
+        """The prompt's length in tokens, where a tokenizer is at hand (for the context cap)."""
+        return len(self.tok_encode(prompt)) if self.max_model_len and self.tokenizer else None
 
     def parse_answer(self, body) -> str:
         return field(body, "choices", 0, "text")

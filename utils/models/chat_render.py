@@ -62,8 +62,11 @@ class LocalTemplate:
         if not isinstance(job.context, JsonChatStr):
             return job.context
         if self.template is None:
-            raise ValueError(f"{type(self).__name__}: chat prompts need the model's chat "
-                             "template: give chat_template_file=<file.jinja> or tokenizer=")
+            name = getattr(self, "backend_name", "evalpack-completions")
+            raise ValueError(f"{name}: --apply_chat_template needs the model's chat template, "
+                             "and the tokenizer has none: give chat_template_file=<file.jinja> "
+                             "or tokenizer=<one with a template>, or use --model evalpack-chat "
+                             "(the server applies its own template)")
         return render_chat(self.template, json.loads(job.context.prompt),
                            bos_token=getattr(self.tokenizer, "bos_token", None) or "",
                            eos_token=getattr(self.tokenizer, "eos_token", None) or "")

@@ -123,6 +123,34 @@ def doc_source(from_doc: str | dict, task: str) -> str:
     return from_doc[max(matching, key=len)]
 
 
+BACKEND_OPTIONS = ("batch_size", "max_batch_size", "device")  # lm-eval passes these to every model
+ARGUMENTS = ("completions", "from_doc", "missing", "request_log")
+
+
+def unknown_arguments(options: dict) -> None:
+    """A model argument replay does not take is an error naming it (and what it may mean)."""
+    import difflib
+
+    unknown = [name for name in options if name not in BACKEND_OPTIONS]
+    if unknown:
+        guesses = {n: difflib.get_close_matches(n, ARGUMENTS, n=1) for n in unknown}
+        named = ", ".join(f"{n}=" + (f" (did you mean {g[0]}=?)" if g else "")
+                          for n, g in guesses.items())
+        raise ValueError(f"bad --model_args for replay: {named}; it takes "
+                         f"{', '.join(a + '=' for a in ARGUMENTS)}")
+
+
+def doc_answer(doc: dict, source: str, request) -> str:
+    """`from_doc`'s answer: the doc's field `source`, or `source` formatted with the doc; a field
+    the doc lacks is an error listing the fields it has."""
+    try:
+        return doc[source] if "{" not in source else source.format(**doc)
+    except KeyError as exc:
+        raise ValueError(f"replay from_doc={source}: task {request.task_name} doc "
+                         f"{request.doc_id} has no field {exc.args[0]!r}; its fields: "
+                         f"{', '.join(sorted(doc))}") from None
+
+
 @register_model("replay")
 class ReplayLM(LM):
     def __init__(
@@ -134,6 +162,7 @@ class ReplayLM(LM):
         **_backend_options,
     ) -> None:
         super().__init__()
+        unknown_arguments(_backend_options)
         if (completions is None) == (from_doc is None):
             raise ValueError("replay needs exactly one of completions=<file.jsonl> or from_doc=")
         if missing not in ("error", "empty"):
@@ -180,8 +209,7 @@ class ReplayLM(LM):
     def _answer(self, request, repeat: int) -> str:
         doc = request.doc
         if self.from_doc is not None:
-            source = doc_source(self.from_doc, request.task_name)
-            return doc[source] if "{" not in source else source.format(**doc)
+            return doc_answer(doc, doc_source(self.from_doc, request.task_name), request)
         for doc_id in self._doc_ids(request):
             if (doc_id, repeat) in self.index:
                 return self.index[(doc_id, repeat)]

@@ -8,7 +8,13 @@ What lm-eval's own API backends get wrong, and these do not:
   before building the model), so repeats of a prompt are distinct samples and a rerun with the
   same `--seed` sends the same seeds.
 * One request per repeat: repeats never collapse into one cached or deduplicated request.
-* Every stop string is enforced client-side (servers may cap or ignore them).
+* Every stop string is enforced client-side (servers may cap or ignore them). `stop` is sent
+  only when there is one (some servers fail on `"stop": []`); OpenAI gets at most 4, the
+  others all of them.
+* `max_tokens` is capped by the model's context (`max_model_len=`, else what the server lists
+  under /v1/models), minus the prompt where the backend can count it; a server that refuses
+  a request as too long for its context, counting the prompt (vLLM, SGLang, OpenAI wording),
+  is asked again for what is left. Said once.
 * Greedy (`do_sample: false` or temperature 0) is sent as temperature 0 with no top_p/top_k/min_p.
 * A trailing assistant message (lm-eval's `gen_prefix`) is continued, not answered: vLLM gets
   `continue_final_message: true` + `add_generation_prompt: false`, SGLang
@@ -18,6 +24,10 @@ What lm-eval's own API backends get wrong, and these do not:
   the last error. Every completion received is stored at once in lm-eval's `--use_cache`
   database, under a key that includes the repeat and seed, so rerunning with the same
   `--use_cache` only regenerates what is missing. No failure becomes a silent empty answer.
+  A client error (4xx) is not retried; the message counts the attempts made and, for fields
+  the server refused, names them and what to use instead.
+* Ctrl-C sends nothing more, keeps the answers that arrive within a few seconds (a second
+  Ctrl-C stops waiting), stores them, and raises `ServedInterrupted` saying what a rerun sends.
 """
 
 from __future__ import annotations
@@ -29,20 +39,24 @@ import logging
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 import requests
 from lm_eval.api.model import hash_args
 from tqdm import tqdm
 
+from .arguments import backend_label
+from .dispatch import Dispatch, Failed
+from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
 from .requests import cut_at_stops, repeat_numbers, stop_strings
 
 log = logging.getLogger(__name__)
+_retryable = retryable  # the name evalpack.models.loglikelihood imports
 
 CACHE_ATTR = "evalpack-served"  # cache-key namespace, apart from lm-eval's per-args keys
 SAMPLING_ONLY = ("top_p", "top_k", "min_p")  # dropped for greedy decoding
 OPENAI_MAX_STOPS = 4
+INTERRUPT_GRACE = 3.0  # seconds to collect answers in flight after Ctrl-C
 CONTINUE_FIELDS = {
     "vllm": {"continue_final_message": True, "add_generation_prompt": False},
     "sglang": {"continue_final_message": True},
@@ -55,6 +69,10 @@ class BadResponse(ValueError):
 
 class ServedRequestError(RuntimeError):
     """Requests that still failed after every retry."""
+
+
+class ServedInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a served run, after keeping what arrived; says what a rerun sends."""
 
 
 @dataclass
@@ -132,12 +150,17 @@ class Pacer:
         self._lock = threading.Lock()
         self._next = 0.0
 
-    def wait(self) -> None:
+    def wait(self, dispatch: Dispatch | None = None) -> None:
+        """Wait for this request's turn; a stopped `dispatch` cuts the wait short."""
         with self._lock:
             now = time.monotonic()
             start = max(now, self._next)
             self._next = start + self.interval
-        time.sleep(max(0.0, start - now))
+        if dispatch is None:
+            time.sleep(max(0.0, start - now))
+        else:
+            dispatch.sleep(start - now)
+            dispatch.check()
 
 
 class ServedGeneration:
@@ -151,9 +174,9 @@ class ServedGeneration:
 
     def _init_serving(self, *, url: str | None, seed: int | None, num_concurrent: int,
                       max_retries: int, retry_delay: float, request_interval: float,
-                      timeout: float) -> None:
+                      timeout: float, max_model_len: int | None = None) -> None:
         if not url:
-            raise ValueError(f"{type(self).__name__} needs base_url=<http://host:port/path>")
+            raise ValueError(f"{backend_label(self)} needs base_url=<http://host:port/path>")
         self.url = url
         self.base_seed = default_base_seed() if seed is None else int(seed)
         self.num_concurrent = max(1, int(num_concurrent))
@@ -161,6 +184,9 @@ class ServedGeneration:
         self.retry_delay = float(retry_delay)
         self.timeout = float(timeout)
         self.pacer = Pacer(float(request_interval))
+        self.max_model_len = None if max_model_len is None else int(max_model_len)
+        self._context_source = "given as max_model_len=" if max_model_len else None
+        self._cap_noted = False
 
     def build_payload(self, job: Job) -> dict:
         raise NotImplementedError
@@ -175,26 +201,82 @@ class ServedGeneration:
         jobs = plan_jobs(requests_, self.base_seed)
         answers: list[str | None] = [self._cached(job) for job in jobs]
         pending = [job for job in jobs if answers[job.index] is None]
+        if self.cache_hook.dbdict is not None:
+            log.info("%d of %d completions found in the completion cache; sending %d requests",
+                     len(jobs) - len(pending), len(jobs), len(pending))
+        self._check_context()
         # built before anything is sent, so a prompt the server cannot take fails up front
-        payloads = [self.build_payload(job) for job in pending]
-        failures: list[str] = []
-        with (ThreadPoolExecutor(self.num_concurrent) as pool,
-              tqdm(total=len(pending), desc=self.url, disable=disable_tqdm) as bar):
-            futures = {pool.submit(self._answer, job, payload): job
-                       for job, payload in zip(pending, payloads, strict=True)}
-            for future in as_completed(futures):
-                job = futures[future]
-                bar.update(1)
-                try:
-                    answers[job.index] = future.result()
-                except (requests.RequestException, BadResponse) as exc:
-                    failures.append(f"{job.label}: {exc}")
-                    continue
-                self.cache_hook.add_partial(CACHE_ATTR, job.cache_args(), answers[job.index])
+        payloads = {job.index: self.build_payload(job) for job in pending}
+        failures: list[tuple[Job, Exception]] = []
+        dispatch = Dispatch(lambda job, d: self._answer(job, payloads[job.index], d), pending,
+                            self.num_concurrent, (requests.RequestException, BadResponse))
+        with tqdm(total=len(pending), desc=self.url, disable=disable_tqdm) as bar:
+            try:
+                self._collect(dispatch.results(), answers, failures, bar)
+            except KeyboardInterrupt:
+                raise self._interrupted(dispatch, answers, failures, bar) from None
+            finally:
+                dispatch.stop()  # after an error too: nothing more is sent
         self._flush_cache()
         if failures:
             raise ServedRequestError(self._failure_message(failures, len(jobs)))
         return answers
+
+    def _collect(self, results, answers: list, failures: list, bar) -> None:
+        """Store each answer as it arrives (in `answers` and the completion cache)."""
+        for job, outcome in results:
+            bar.update(1)
+            if isinstance(outcome, Failed):
+                failures.append((job, outcome.error))
+                continue
+            answers[job.index] = outcome
+            self.cache_hook.add_partial(CACHE_ATTR, job.cache_args(), outcome)
+
+    def _interrupted(self, dispatch: Dispatch, answers: list, failures: list, bar):
+        """Ctrl-C: send nothing more, keep what arrives within `INTERRUPT_GRACE` seconds (a
+        second Ctrl-C stops waiting), store it, and say what a rerun will send."""
+        dispatch.stop()
+        try:
+            self._collect(dispatch.results(timeout=INTERRUPT_GRACE), answers, failures, bar)
+        except KeyboardInterrupt:
+            pass
+        self._flush_cache()
+        have = sum(answer is not None for answer in answers)
+        kept = (f"rerun the same command to send only the other {len(answers) - have}"
+                if self.cache_hook.dbdict is not None
+                else "they are not kept: run with --use_cache <path> to keep completions "
+                "across reruns")
+        return ServedInterrupted(f"interrupted: {have} of {len(answers)} completions from "
+                                 f"{self.url} are in hand; {kept}")
+
+    def _check_context(self) -> None:
+        """The model's context length: `max_model_len=`, else what the server reports (vLLM
+        and SGLang list `max_model_len` under /v1/models), looked up once."""
+        if self._context_source is not None:
+            return
+        self._context_source = "unknown"
+        reported = reported_context(self.url, getattr(self, "model", None), self.request_headers())
+        if reported:
+            self.max_model_len, self._context_source = reported, "reported by the server"
+
+    def capped(self, options: dict, prompt_tokens: int | None = None) -> dict:
+        """`options` with `max_tokens` cut to what the model's context leaves after the prompt
+        (when the prompt can be counted here); said once per model."""
+        if not self.max_model_len:
+            return options
+        room = max(1, self.max_model_len - (prompt_tokens or 0))
+        if options["max_tokens"] > room:
+            counted = " minus the prompt" if prompt_tokens else ""
+            self._note_cap(options["max_tokens"], room, f"the model's context of "
+                           f"{self.max_model_len} tokens ({self._context_source}){counted}")
+            options = {**options, "max_tokens": room}
+        return options
+
+    def _note_cap(self, asked: int, room: int, why: str) -> None:
+        if not self._cap_noted:
+            log.warning("%s: the task asks for up to %d new tokens; capped at %d, %s", self.url,
+                        asked, room, why)
+            self._cap_noted = True
 
     def _cached(self, job: Job) -> str | None:
         store = self.cache_hook.dbdict
@@ -206,35 +288,47 @@ class ServedGeneration:
         if self.cache_hook.dbdict is not None:
             self.cache_hook.dbdict.commit()
 
-    def _failure_message(self, failures: list[str], total: int) -> str:
-        kept = total - len(failures)
-        resume = ("they are stored in the --use_cache database (or a leaderboard pair's "
-                  "completion log): rerun the same command to regenerate only the failed requests"
-                  if self.cache_hook.dbdict is not None
+    def _failure_message(self, failures: list[tuple[Job, Exception]], total: int) -> str:
+        """One line: how many failed, the first failure in full, what a rerun does; every
+        failure is logged (shown with --verbose)."""
+        for job, exc in failures:
+            log.debug("%s: %s (%s)", job.label, exc, attempts_text(exc))
+        job, exc = failures[0]
+        kinds = len({error_kind(e) for _, e in failures})
+        others = f" ({kinds} different errors; --verbose lists them)" if kinds > 1 else ""
+        resume = ("rerun the same command to send only the failed ones (the others are in the "
+                  "completion cache)" if self.cache_hook.dbdict is not None
                   else "run with --use_cache <path> to keep completions across reruns")
-        shown = "\n  ".join(failures[:10])
-        more = f"\n  ... and {len(failures) - 10} more" if len(failures) > 10 else ""
-        return (f"{len(failures)} of {total} requests to {self.url} failed after "
-                f"{self.retries + 1} attempts each:\n  {shown}{more}\n"
-                f"{kept} completions were received; {resume}.")
+        error = " ".join(str(exc).split())  # one line, whatever the server's body held
+        return (f"{len(failures)} of {total} requests to {self.url} failed{others}; first: "
+                f"{job.label}: {error} ({attempts_text(exc)}){refusal_hint(exc, CONTINUE_FIELDS)}; "
+                f"{total - len(failures)} completions were received; {resume}")
 
-    def _answer(self, job: Job, payload: dict) -> str:
-        """The completion for one job, cut at its stop strings; retried with backoff."""
+    def _answer(self, job: Job, payload: dict, dispatch: Dispatch) -> str:
+        """The completion for one job, cut at its stop strings; retried with backoff. The
+        exception raised at the end carries how many attempts were made."""
         attempt = 0
         while True:
             try:
-                answer = self.parse_answer(self._post(payload))
+                answer = self.parse_answer(self._post(payload, dispatch))
                 return cut_at_stops(answer, stop_strings(job.gen_kwargs))
             except (requests.RequestException, BadResponse) as exc:
-                if attempt == self.retries or not _retryable(exc):
+                exc.attempts, exc.payload_keys = attempt + 1, list(payload)
+                room = fitting_max_tokens(exc)
+                if room is not None and 0 < room < payload.get("max_tokens", 0):
+                    # the server counted the prompt: ask again for what its context leaves
+                    self._note_cap(payload["max_tokens"], room, "the server's count")
+                    payload = {**payload, "max_tokens": room}
+                    continue
+                if attempt == self.retries or not retryable(exc):
                     raise
                 log.warning("%s, attempt %d to %s failed (%s); retrying",
                             job.label, attempt + 1, self.url, exc)
             attempt += 1
-            time.sleep(self.retry_delay * 2 ** (attempt - 1))
+            dispatch.sleep(self.retry_delay * 2 ** (attempt - 1))
 
-    def _post(self, payload: dict):
-        self.pacer.wait()
+    def _post(self, payload: dict, dispatch: Dispatch | None = None):
+        self.pacer.wait(dispatch)
         response = requests.post(self.url, json=payload, headers=self.request_headers(),
                                  timeout=self.timeout)
         if not response.ok:
@@ -246,12 +340,26 @@ class ServedGeneration:
             raise BadResponse(f"malformed JSON: {response.text[:200]!r}") from exc
 
 
-def _retryable(exc: Exception) -> bool:
-    """Everything but a client error (4xx other than 408/429), which a retry won't fix."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return True
-    return response.status_code >= 500 or response.status_code in (408, 429)
+def stop_field(stops: list[str], limit: int | None = None) -> dict:
+    """The `stop` field to send: none at all without stop strings (some servers fail on an
+    empty list), at most `limit` of them where the server caps them (the rest are cut here)."""
+    return {"stop": stops[:limit]} if stops else {}
+
+
+def reported_context(url: str, model: str | None, headers: dict) -> int | None:
+    """`max_model_len` of `model` as `<root>/v1/models` lists it, or None."""
+    if "/v1/" not in url:
+        return None
+    try:
+        response = requests.get(url.split("/v1/")[0] + "/v1/models", headers=headers, timeout=5)
+        entries = response.json().get("data", []) if response.ok else []
+    except (requests.RequestException, ValueError, AttributeError):
+        return None
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("max_model_len") and (
+                len(entries) == 1 or entry.get("id") == model):
+            return int(entry["max_model_len"])
+    return None
 
 
 def field(body, *path):
