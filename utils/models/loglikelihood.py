@@ -180,8 +180,9 @@ class NoLoglikelihood:
 
     def loglikelihood(self, requests_: list, disable_tqdm: bool = False):
         tasks = sorted({r.task_name for r in requests_})
+        name = getattr(self, "backend_name", type(self).__name__)
         raise NotImplementedError(
-            f"{getattr(self, 'backend_name', type(self).__name__)} talks to a chat endpoint, which cannot score given answers: "
+            f"{name} talks to a chat endpoint, which cannot score given answers: "
             f"tasks {', '.join(tasks)} need log-likelihoods. Serve the model's /v1/completions "
             "(vLLM) and use --model evalpack-completions, or lm-eval's hf / vllm models.")
 
