@@ -34,10 +34,10 @@ demo: venv
 
 # What the tests need beyond the demo: torch (the CPU build, pinned; this machine's pip finds
 # the 2.13.0+cpu wheel, elsewhere add --index-url https://download.pytorch.org/whl/cpu) for
-# the hf backend and the real OpenAI-compatible server the tests start.
+# the hf backend and the real OpenAI-compatible server the tests start; Ray for the cluster test.
 $(BIN)/.test-extras: $(BIN)/.installed
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[dev,hf,serve-test]"
+	$(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray]"
 	touch $@
 
 # The report test opens the HTML page in Debian's headless Chromium; without it that test skips.

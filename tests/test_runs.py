@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
-from evalpack.commands import catalog
+from evalpack.commands import catalog, rundirs
+from evalpack.commands import checkpoints as models_file
 from evalpack.commands import leaderboard as board_run
 from evalpack.commands import rescore as rescoring
-from evalpack.commands import rundirs
 
 TASKS = ["minerva_math_tulu_algebra", "minerva_math_tulu_geometry"]
 LIMIT = 5
@@ -56,21 +56,46 @@ def test_suite_subset_and_unknown_names():
 def test_checkpoint_names_are_checked(tmp_path):
     models = tmp_path / "models.yaml"
     models.write_text("checkpoints:\n  - {name: a, model: replay}\n  - {name: a, model: hf}\n")
-    with pytest.raises(ValueError, match="checkpoint 2: name 'a' appears twice"):
-        board_run.load_checkpoints(str(models))
+    with pytest.raises(ValueError, match="checkpoint 2 \\('a'\\): name 'a' appears twice"):
+        models_file.load_checkpoints(str(models))
     models.write_text("checkpoints:\n  - {name: ../x, model: replay}\n")
     with pytest.raises(ValueError, match="must match"):
-        board_run.load_checkpoints(str(models))
-    models.write_text("checkpoints:\n  - {name: a, model: hf}\n  - {model: hf}\n")
+        models_file.load_checkpoints(str(models))
+    models.write_text("checkpoints:\n  - {name: a, model: hf, model_args: pretrained=x}\n"
+                      "  - {model: hf, model_args: pretrained=x}\n")
     with pytest.raises(ValueError, match="models.yaml, checkpoint 2: needs `name`"):
-        board_run.load_checkpoints(str(models))
+        models_file.load_checkpoints(str(models))
     command = evalpack("leaderboard", "run", "--models", str(models), "--suite", "reasoning_math",
                        "--output", str(tmp_path / "board"), stderr=subprocess.PIPE, text=True)
     _, stderr = command.communicate()
-    assert command.returncode == 1
+    assert command.returncode == 2
     assert stderr.strip().splitlines()[-1] == (
         f"evalpack leaderboard: error: {models}, checkpoint 2: needs `name`")
     assert "Traceback" not in stderr
+
+
+def test_every_models_file_problem_is_one_line_naming_its_checkpoint(tmp_path):
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"checkpoints": [
+        {"name": "typo", "model": "repaly", "model_args": {"from_doc": "solution"}},
+        {"name": "key", "model": "replay", "model_arg": {"from_doc": "solution"}},
+        {"name": "args", "model": "resumable"},
+        {"name": "fine", "model": "replay", "model_args": "from_doc=solution"},
+    ]}))
+    command = evalpack("leaderboard", "run", "--models", str(models), "--suite", "reasoning_math",
+                       "--output", str(tmp_path / "board"), stderr=subprocess.PIPE, text=True)
+    _, stderr = command.communicate()
+    assert command.returncode == 2 and "Traceback" not in stderr
+    lines = [line for line in stderr.splitlines() if "evalpack leaderboard: error:" in line]
+    assert lines == [
+        (f"evalpack leaderboard: error: {models}, checkpoint 1 ('typo'): unknown model 'repaly' "
+        "(did you mean 'replay'?)"),
+        (f"evalpack leaderboard: error: {models}, checkpoint 2 ('key'): unknown key 'model_arg' "
+        "(did you mean 'model_args'?); known: name, model, model_args, resources"),
+        (f"evalpack leaderboard: error: {models}, checkpoint 3 ('args'): model 'resumable' needs "
+        "model_args model, log"),
+    ]
+    assert not (tmp_path / "board").exists()  # nothing started
 
 
 def test_model_args_mapping_goes_as_json():
@@ -102,7 +127,8 @@ def evalpack(*args, **popen):
 def board_files(root: Path) -> dict:
     models = root / "models.yaml"
     models.write_text(json.dumps({"checkpoints": [
-        {"name": "broken", "model": "no_such_backend"},
+        {"name": "broken", "model": "replay",
+         "model_args": {"completions": str(root / "nonexistent.jsonl")}},
         {"name": "solutions", "model": "replay",
          "model_args": {"from_doc": "{solution}", "request_log": str(root / "solutions.log")}},
         {"name": "qwen", "model": "replay",
@@ -117,7 +143,7 @@ def board_files(root: Path) -> dict:
 def board_command(root: Path, files: dict) -> list[str]:
     return ["leaderboard", "run", "--models", str(files["models"]), "--suite", "two",
             "--suites", str(files["suites"]), "--output", str(root / "board"),
-            "--limit", str(LIMIT)]
+            "--limit", str(LIMIT), "--max_retries", "1"]
 
 
 def requests_by_task(log: Path) -> dict:
@@ -188,7 +214,7 @@ def test_killed_leaderboard_resumes_without_regenerating(leaderboard):
     assert leaderboard["resume_log"].count("finished earlier, skipped") == 2
     for ckpt in ("solutions", "qwen"):
         for task in TASKS:
-            assert board_run.pair_is_done(root / "board" / ckpt / task), (ckpt, task)
+            assert rundirs.pair_is_done(root / "board" / ckpt / task), (ckpt, task)
 
 
 @requires_shared
@@ -198,7 +224,13 @@ def test_a_broken_checkpoint_does_not_stop_the_others(leaderboard):
     assert "2 failed (broken/minerva_math_tulu_algebra, broken/minerva_math_tulu_geometry)" in (
         leaderboard["resume_log"]
     )
-    assert "no_such_backend" in (board_dir / "broken" / TASKS[0] / rundirs.PAIR_LOG).read_text()
+    assert "nonexistent.jsonl" in (board_dir / "broken" / TASKS[0] / rundirs.PAIR_LOG).read_text()
+    # each failure says why in its line, retried once first
+    failures = [line for line in leaderboard["resume_log"].splitlines() if "FAILED" in line]
+    assert len(failures) == 4 and all("FileNotFoundError" in line for line in failures)
+    assert sum("will retry" in line for line in failures) == 2
+    # the model was loaded once for both tasks of a checkpoint
+    assert len(rundirs.read_workers(board_dir / "solutions")) == 1
     assert json.loads((board_dir / "qwen" / rundirs.CHECKPOINT_FILE).read_text())["model"] == "replay"
 
 
@@ -225,7 +257,7 @@ def test_interrupted_pair_restarts_from_cached_completions(leaderboard):
     (new,) = rundirs.results_files(pair)  # the unfinished attempt's results file is gone
     assert new != old and metric_values(new) == before
     assert len(read_jsonl(next(pair.rglob("samples_*.jsonl")))) == LIMIT
-    assert board_run.pair_is_done(pair)
+    assert rundirs.pair_is_done(pair)
 
 
 def test_a_results_file_without_the_marker_is_unfinished(tmp_path):
@@ -234,8 +266,8 @@ def test_a_results_file_without_the_marker_is_unfinished(tmp_path):
     (pair / "model" / "results_2024-01-01.json").write_text("{}")
     (pair / "model" / "samples_task_2024-01-01.jsonl").write_text("")
     (pair / rundirs.PAIR_LOG).write_text("log")
-    assert not board_run.pair_is_done(pair)
-    board_run.clear_unfinished(pair)
+    assert not rundirs.pair_is_done(pair)
+    rundirs.clear_unfinished(pair)
     assert sorted(p.name for p in pair.rglob("*") if p.is_file()) == [rundirs.PAIR_LOG]
 
 
@@ -301,3 +333,61 @@ def test_an_interrupted_sampled_pair_regenerates_nothing(tmp_path):
     (again,) = rundirs.results_files(pair)
     assert metric_values(again)["math500"] == before["math500"]
     assert before["math500"]["pass@1,samples"] == 1.0  # the solutions were scored
+
+
+def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
+    # the checkpoint reads its completions from a FIFO: once our write end opens, its worker
+    # is inside the pair; Ctrl-C (SIGINT to the process group) there
+    fifo = tmp_path / "answers.jsonl"
+    os.mkfifo(fifo)
+    models = tmp_path / "models.yaml"
+    models.write_text(json.dumps({"checkpoints": [
+        {"name": "slow", "model": "replay", "model_args": {"completions": str(fifo)}}]}))
+    suites = tmp_path / "suites.yaml"
+    suites.write_text(json.dumps({"one": {"tasks": [{"task": TASKS[0], "chat": True}]}}))
+    err = tmp_path / "stderr.txt"
+    with open(err, "w") as out:
+        run = evalpack("leaderboard", "run", "--models", str(models), "--suites", str(suites),
+                       "--suite", "one", "--output", str(tmp_path / "board"),
+                       stderr=out, start_new_session=True)
+        while True:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                break
+            except OSError:
+                assert run.poll() is None, err.read_text()
+                time.sleep(0.2)
+        time.sleep(0.5)
+        before = err.read_text().splitlines()
+        start = time.monotonic()
+        os.killpg(run.pid, signal.SIGINT)
+        assert run.wait(timeout=20) == 130
+        os.close(fd)
+    assert time.monotonic() - start < 10
+    after = err.read_text().splitlines()[len(before):]
+    assert after == [(f"evalpack leaderboard: interrupted during slow x {TASKS[0]}; finished "
+                     "pairs are kept, rerun the same command to resume")]
+    assert "Traceback" not in err.read_text() and "KeyboardInterrupt" not in err.read_text()
+
+
+def test_a_failed_rescore_says_why(tmp_path, caplog):
+    run = tmp_path / "run" / "model"
+    run.mkdir(parents=True)
+    (run / "results_x.json").write_text(json.dumps({"configs": {"no_such_task": {}}}))
+    (run / "samples_no_such_task_x.jsonl").write_text(
+        json.dumps({"doc_id": 0, "resps": [["x"]]}) + "\n")
+    with caplog.at_level(logging.ERROR, logger="evalpack.rescore"):
+        assert rescoring.rescore(tmp_path / "run", tmp_path / "out") == [run / "results_x.json"]
+    (line,) = [r.getMessage() for r in caplog.records if "FAILED" in r.getMessage()]
+    assert "no_such_task" in line.split("FAILED: ")[1].split(" (log: ")[0]
+
+
+def test_the_reason_line_is_the_error_not_the_traceback(tmp_path):
+    log = tmp_path / "lm_eval.log"
+    log.write_text("$ evalpack --model x\nINFO lm_eval: Building contexts\nTraceback (most recent "
+                   "call last):\n  File \"x.py\", line 1\nValueError: replay needs exactly one of "
+                   "completions=<file.jsonl> or from_doc=\nINFO done\n")
+    assert rundirs.reason_line(log) == (
+        "ValueError: replay needs exactly one of completions=<file.jsonl> or from_doc=")
+    log.write_text("$ evalpack --model x\nall fine until killed\n")
+    assert rundirs.reason_line(log) == "all fine until killed"

@@ -20,6 +20,8 @@ import re
 
 import yaml
 
+from . import catalog
+
 TRACEBACK_ENV = "EVALPACK_TRACEBACK"
 VERBOSE_FLAG = "--verbose"
 TRACEBACK_HINT = f"({VERBOSE_FLAG} or {TRACEBACK_ENV}=1 shows the traceback)"
@@ -70,8 +72,6 @@ def unknown_tasks(names: list[str], include_path: str | None) -> str:
     """"no task named X (did you mean ...?)": close names among the pack's tasks, else among
     lm-eval's too (indexing those takes seconds)."""
     from lm_eval.tasks import TaskManager
-
-    from . import catalog
 
     parts = []
     for name in names:

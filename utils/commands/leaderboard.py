@@ -1,131 +1,187 @@
-"""`evalpack leaderboard run`: every (checkpoint, task) pair of a suite through lm-eval, one
-subprocess per pair, resumable (layout: `rundirs`)."""
+"""`evalpack leaderboard run`: every (checkpoint, task) pair of a suite through lm-eval,
+resumable (layout: `rundirs`).
+
+Work is split by checkpoint: a unit is one checkpoint's unfinished tasks, run in one worker
+process that loads the model once (`worker`), on this machine or on a Ray cluster
+(`executors`, `ray_dispatch`). A unit that fails or is lost is submitted again with its
+unfinished pairs (`max_retries` times), which resume from their completion logs.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-import re
-import time
 from pathlib import Path
 
-import yaml
-
-from .catalog import task_flags
+from .executors import Unit
+from .progress import Progress
+from .ray_dispatch import make_executor
 from .rundirs import (
     CHECKPOINT_FILE,
-    COMPLETION_LOG,
     DONE_MARKER,
+    FAILED_MARKER,
     PAIR_LOG,
-    lm_eval_command,
-    results_files,
-    run_logged,
+    error_line,
+    pair_is_done,
+    reason_line,
 )
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 log = logging.getLogger("evalpack.leaderboard")
+IDENTITY = ("name", "model", "model_args")  # what a checkpoint directory is claimed for
 
 
-def load_checkpoints(models_file: str) -> list[dict]:
-    """Checkpoints from a models YAML: `checkpoints: [{name, model, model_args}]`, where
-    `model_args` is lm-eval's `k=v,...` string or a mapping."""
-    config = yaml.safe_load(Path(models_file).read_text(encoding="utf-8")) or {}
-    checkpoints = config.get("checkpoints")
-    if not isinstance(checkpoints, list) or not checkpoints:
-        raise ValueError(f"{models_file}: needs a non-empty `checkpoints` list")
-    names = set()
-    for number, ckpt in enumerate(checkpoints, start=1):
-        where = f"{models_file}, checkpoint {number}"
-        if not isinstance(ckpt, dict):
-            raise TypeError(f"{where}: needs a mapping {{name, model, model_args}}")
-        if "name" not in ckpt:
-            raise ValueError(f"{where}: needs `name`")
-        name = str(ckpt["name"])
-        if not NAME_PATTERN.match(name):
-            raise ValueError(f"{where}: name {name!r} must match [A-Za-z0-9._-]+")
-        if name in names:
-            raise ValueError(f"{where}: name {name!r} appears twice")
-        if "model" not in ckpt:
-            raise ValueError(f"{where} ({name!r}): needs `model`")
-        names.add(name)
-    return checkpoints
+class Interrupted(Exception):
+    """Ctrl-C: the pairs that were running."""
 
-
-def pair_is_done(pair_dir: Path) -> bool:
-    """The marker, not the results file: lm-eval saves its results before the sample logs, so
-    a run killed in between leaves a results file without complete samples."""
-    return (pair_dir / DONE_MARKER).is_file()
-
-
-def clear_unfinished(pair_dir: Path) -> None:
-    """Remove the results and sample logs of an attempt that did not finish, so that reports
-    and rescoring never read them (its completions stay in the completion log)."""
-    leftovers = [*pair_dir.rglob("results_*.json"), *pair_dir.rglob("samples_*.jsonl")]
-    if leftovers:
-        log.warning("%s: removing %d files of an unfinished attempt", pair_dir, len(leftovers))
-    for file in leftovers:
-        file.unlink()
-
-
-def run_pair(ckpt: dict, entry: dict, ckpt_dir: Path, extra: list[str]) -> bool:
-    """One (checkpoint, task) pair through lm-eval, resuming from the pair's completion log;
-    the `done` marker is written only when lm-eval exited cleanly after saving its results."""
-    pair_dir = ckpt_dir / entry["task"]
-    clear_unfinished(pair_dir)
-    wrapped = {"model": ckpt["model"], "model_args": ckpt.get("model_args", ""),
-               "log": str(pair_dir / COMPLETION_LOG)}
-    command = lm_eval_command("resumable", wrapped, task_flags(entry) + extra, pair_dir)
-    if run_logged(command, pair_dir / PAIR_LOG) != 0 or not results_files(pair_dir):
-        return False
-    (pair_dir / DONE_MARKER).write_text(json.dumps({"command": command}), encoding="utf-8")
-    return True
+    def __init__(self, pairs: list[str]) -> None:
+        super().__init__(", ".join(pairs))
+        self.pairs = pairs
 
 
 def claim_checkpoint_dir(ckpt: dict, ckpt_dir: Path) -> None:
     """Record which model a checkpoint directory holds; refuse one recorded for another model,
     whose cached completions and finished pairs would otherwise be reused under this name."""
     description = ckpt_dir / CHECKPOINT_FILE
+    identity = {k: ckpt[k] for k in IDENTITY if k in ckpt}
     if description.is_file():
         recorded = json.loads(description.read_text(encoding="utf-8"))
-        if recorded != ckpt:
+        if {k: recorded[k] for k in IDENTITY if k in recorded} != identity:
             raise ValueError(
-                f"{ckpt_dir} holds checkpoint {recorded}, not {ckpt}: give the changed "
+                f"{ckpt_dir} holds checkpoint {recorded}, not {identity}: give the changed "
                 "checkpoint a new name, or delete that directory to start it afresh"
             )
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     description.write_text(json.dumps(ckpt, indent=1), encoding="utf-8")
 
 
-def run_leaderboard(
-    checkpoints: list[dict], entries: list[dict], output: Path, extra: list[str]
-) -> dict[str, list[str]]:
-    """Every pair not yet finished; returns the pairs `done` (before), `ran` and `failed`."""
-    outcome: dict[str, list[str]] = {"done": [], "ran": [], "failed": []}
-    pairs = [(ckpt, entry) for ckpt in checkpoints for entry in entries]
-    refused = set()
+def pair_name(ckpt: dict, entry: dict) -> str:
+    return f"{ckpt['name']} x {entry['task']}"
+
+
+def current_pair(unit: Unit, output: Path) -> str:
+    """The pair a running unit is on: its first unfinished one (a worker runs them in order)."""
+    for entry in unit.entries:
+        if not pair_is_done(output / unit.name / entry["task"]):
+            return pair_name(unit.checkpoint, entry)
+    return f"{unit.name} (finishing)"
+
+
+class Board:
+    """The bookkeeping of one `leaderboard run`: outcome lists, progress lines, retries."""
+
+    def __init__(self, output: Path, max_retries: int, progress: Progress, outcome: dict):
+        self.output, self.max_retries = output, max_retries
+        self.progress, self.outcome = progress, outcome
+        self.reported: set[tuple] = set()
+
+    def pair_dir(self, unit: Unit, entry: dict) -> Path:
+        return self.output / unit.name / entry["task"]
+
+    def retry_note(self, unit: Unit) -> str:
+        if unit.attempt > self.max_retries:
+            return ""
+        return f" (attempt {unit.attempt} of {self.max_retries + 1}, will retry)"
+
+    def report_markers(self, units: list[Unit]) -> None:
+        """A line for every pair of `units` that finished or failed since the last look."""
+        for unit in units:
+            for entry in unit.entries:
+                key, folder = (unit.name, entry["task"], unit.attempt), self.pair_dir(unit, entry)
+                if key in self.reported:
+                    continue
+                if (folder / DONE_MARKER).is_file():
+                    self.reported.add(key)
+                    marker = json.loads((folder / DONE_MARKER).read_text(encoding="utf-8"))
+                    self.outcome["ran"].append(f"{unit.name}/{entry['task']}")
+                    self.progress.finished(pair_name(unit.checkpoint, entry),
+                                           marker.get("seconds"), str(marker.get("node", "?")))
+                elif (folder / FAILED_MARKER).is_file():
+                    self.reported.add(key)
+                    reason = (folder / FAILED_MARKER).read_text(encoding="utf-8").strip()
+                    self.failed(unit, entry, reason or reason_line(folder / PAIR_LOG))
+
+    def failed(self, unit: Unit, entry: dict, reason: str) -> None:
+        note = self.retry_note(unit)
+        if not note:
+            self.outcome["failed"].append(f"{unit.name}/{entry['task']}")
+        self.progress.failed(pair_name(unit.checkpoint, entry), reason, note)
+
+    def settle(self, unit: Unit, error: str | None) -> Unit | None:
+        """After a unit ended: report pairs it left without a marker; the retry, if any."""
+        unfinished = [e for e in unit.entries if not pair_is_done(self.pair_dir(unit, e))]
+        unmarked = [e for e in unfinished if (unit.name, e["task"], unit.attempt)
+                    not in self.reported]
+        for number, entry in enumerate(unmarked):
+            folder = self.pair_dir(unit, entry)
+            if number == 0:  # the pair it was on when it ended
+                reason = error or "the worker ended without finishing it"
+                logged = error_line(folder / PAIR_LOG)
+                if logged:
+                    reason += f"; log: {logged}"
+                self.failed(unit, entry, reason)
+            elif unit.attempt > self.max_retries:
+                self.failed(unit, entry, "not run: its checkpoint's worker failed before it")
+        if unfinished and unit.attempt <= self.max_retries:
+            return Unit(unit.checkpoint, unfinished, unit.attempt + 1)
+        return None
+
+
+def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
+                  outcome: dict) -> list[Unit]:
+    """One unit per checkpoint with unfinished pairs; finished and refused pairs go straight
+    into `outcome`."""
+    units = []
     for ckpt in checkpoints:
+        ckpt_dir = output / ckpt["name"]
         try:
-            claim_checkpoint_dir(ckpt, output / ckpt["name"])
+            claim_checkpoint_dir(ckpt, ckpt_dir)
         except ValueError as exc:
             log.error("%s", exc)
-            refused.add(ckpt["name"])
-    for number, (ckpt, entry) in enumerate(pairs, start=1):
-        ckpt_dir = output / ckpt["name"]
-        label = f"[{number}/{len(pairs)}] {ckpt['name']} x {entry['task']}"
-        if ckpt["name"] in refused:
-            log.error("%s: not run (checkpoint directory holds another model)", label)
-            outcome["failed"].append(f"{ckpt['name']}/{entry['task']}")
+            for entry in entries:
+                log.error("%s: not run (checkpoint directory holds another model)",
+                          pair_name(ckpt, entry))
+                outcome["failed"].append(f"{ckpt['name']}/{entry['task']}")
             continue
-        if pair_is_done(ckpt_dir / entry["task"]):
-            log.info("%s: finished earlier, skipped", label)
-            outcome["done"].append(f"{ckpt['name']}/{entry['task']}")
-            continue
-        log.info("%s: running (log: %s)", label, ckpt_dir / entry["task"] / PAIR_LOG)
-        start = time.monotonic()
-        ok = run_pair(ckpt, entry, ckpt_dir, extra)
-        outcome["ran" if ok else "failed"].append(f"{ckpt['name']}/{entry['task']}")
-        log.log(
-            logging.INFO if ok else logging.ERROR,
-            "%s: %s in %.0f s", label, "finished" if ok else "FAILED", time.monotonic() - start,
-        )
+        pending = []
+        for entry in entries:
+            if pair_is_done(ckpt_dir / entry["task"]):
+                log.info("%s: finished earlier, skipped", pair_name(ckpt, entry))
+                outcome["done"].append(f"{ckpt['name']}/{entry['task']}")
+            else:
+                pending.append(entry)
+        if pending:
+            units.append(Unit(ckpt, pending))
+    return units
+
+
+def run_leaderboard(
+    checkpoints: list[dict], entries: list[dict], output: Path, extra: list[str],
+    executor: str = "local", address: str | None = None, max_retries: int = 2,
+) -> dict[str, list[str]]:
+    """Every pair not yet finished; returns the pairs `done` (before), `ran` and `failed`.
+    Raises `Interrupted` (naming the running pairs) on Ctrl-C, after stopping the workers."""
+    outcome: dict[str, list[str]] = {"done": [], "ran": [], "failed": []}
+    queue = pending_units(checkpoints, entries, output, outcome)
+    if not queue:
+        return outcome
+    settled = len(outcome["done"]) + len(outcome["failed"])  # finished earlier, or refused
+    progress = Progress(len(checkpoints) * len(entries), settled)
+    board = Board(output, max_retries, progress, outcome)
+    runner = None
+    try:
+        runner = make_executor(executor, output, extra, address)
+        while queue or runner.units():
+            while queue and runner.has_room():
+                runner.start(queue.pop(0))
+            ended = runner.wait(1.0)
+            board.report_markers(runner.units() + [unit for unit, _ in ended])
+            for unit, error in ended:
+                retry = board.settle(unit, error)
+                if retry:
+                    queue.append(retry)
+    except KeyboardInterrupt:
+        running = [current_pair(u, output) for u in (runner.units() if runner else [])]
+        if runner:
+            runner.cancel()
+        raise Interrupted(running) from None
     return outcome

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
-import math
 from pathlib import Path
+
+from .plots import plots
+
+PARTIAL = "†"
+LEGEND = ("Percent; ± is lm-eval's stderr; (Δ) is percentage points against the reference "
+          "row (published figures); the average is over the benchmarks the reference has "
+          "(all when there is none), '-' for a checkpoint that lacks one of them.")
 
 
 def percent(value: float | None) -> str:
@@ -24,8 +29,52 @@ def score_text(score: dict | None) -> str:
     if score["stderr"] is not None:
         text += f" ± {percent(score['stderr'])}"
     if score["delta"] is not None:
-        text += f" ({score['delta']:+.1f})"
+        text += f" ({score['delta']:+.1f}{'' if score.get('comparable', True) else PARTIAL})"
     return text
+
+
+def docs_text(score: dict | None) -> str:
+    if score is None or score.get("scored") is None:
+        return "-"
+    return f"{score['scored']}/{score['total']}"
+
+
+def docs_table(report: dict) -> tuple[list[str], list[list[str]]]:
+    """Docs scored / docs in the benchmark, per checkpoint and benchmark."""
+    header = ["checkpoint"] + [c["label"] for c in report["columns"]]
+    rows = [[row["checkpoint"]] + [docs_text(row["scores"][c["task"]])
+                                   for c in report["columns"]] for row in report["rows"]]
+    return header, rows
+
+
+def comparison_text(comparison: dict) -> str:
+    if "delta" not in comparison:
+        return f"- ({comparison.get('why', 'no comparison')})"
+    star = " *" if comparison["significant"] else ""
+    return (f"{comparison['delta']:+.1f} [{comparison['low']:+.1f}, {comparison['high']:+.1f}]"
+            f"{star} (n={comparison['docs']})")
+
+
+def baseline_table(report: dict) -> tuple[list[str], list[list[str]]]:
+    """Δ vs the baseline checkpoint with its interval, per checkpoint and benchmark."""
+    baseline = report["baseline"]
+    header = [f"vs {baseline['name']}"] + [c["label"] for c in report["columns"]]
+    rows = [[name] + [comparison_text(cells.get(c["task"], {})) for c in report["columns"]]
+            for name, cells in baseline["rows"].items()]
+    return header, rows
+
+
+def preamble(report: dict) -> list[str]:
+    """What the numbers are, and what to read them with."""
+    lines = [LEGEND]
+    partial = [row["checkpoint"] for row in report["rows"] if any(
+        s and s["delta"] is not None and not s.get("comparable", True)
+        for s in row["scores"].values())]
+    if partial:
+        lines.append(f"{PARTIAL} Δ from a partial run ({', '.join(partial)} did not score every "
+                     "doc, e.g. --limit): not comparable with the published figure; see "
+                     "\"Docs scored\".")
+    return lines
 
 
 def reference_text(reference: dict | None, task: str) -> str:
@@ -35,15 +84,19 @@ def reference_text(reference: dict | None, task: str) -> str:
 
 def leaderboard_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the main table, the reference row last."""
+    avg = report.get("average") or {"tasks": [], "rows": {}, "reference": None}
     header = ["checkpoint"] + [f"{c['label']} ({c['metric']})" for c in report["columns"]]
+    header.append(f"average of {len(avg['tasks'])}")
     rows = [
         [row["checkpoint"]] + [score_text(row["scores"][c["task"]]) for c in report["columns"]]
+        + [percent(avg["rows"].get(row["checkpoint"])) or "-"]
         for row in report["rows"]
     ]
-    if report["reference"]:
+    if report["reference"] and report["reference"]["scores"]:
         rows.append(
             [report["reference"]["name"]]
             + [reference_text(report["reference"], c["task"]) for c in report["columns"]]
+            + [f"{avg['reference']:.1f}" if avg["reference"] is not None else "-"]
         )
     return header, rows
 
@@ -110,90 +163,33 @@ def reference_notes(reference: dict | None) -> list[str]:
     ]
 
 
+def sections(report: dict) -> list[tuple[str, str, tuple]]:
+    """(title, note, (header, rows)) of the tables after the leaderboard."""
+    found = []
+    if report.get("baseline"):
+        note = (f"Percentage points against {report['baseline']['name']} on the same docs, "
+                f"[95% interval], * significant: {report['baseline']['method']}.")
+        found.append((f"Δ vs baseline {report['baseline']['name']}", note,
+                      baseline_table(report)))
+    found.append(("Docs scored", "Docs scored / docs in the benchmark.", docs_table(report)))
+    return found
+
+
 def to_markdown(report: dict) -> str:
     parts = [f"# {report['title']}", ""]
-    parts += ["Percent; ± is lm-eval's stderr; (Δ) is percentage points against the reference.",
-              "", markdown_table(*leaderboard_table(report)), ""]
+    parts += [*preamble(report), "", markdown_table(*leaderboard_table(report)), ""]
     notes = reference_notes(report["reference"])
     if notes:
         parts += ["Reference: " + report["reference"]["name"], ""]
         parts += [f"- {note}" for note in notes] + [""]
+    for title, note, table in sections(report):
+        parts += [f"## {title}", "", note, "", markdown_table(*table), ""]
     for title, header, rows in breakdown_tables(report):
         parts += [f"## {title}", "", markdown_table(header, rows), ""]
     return "\n".join(parts)
 
 
-# --- plots and HTML -----------------------------------------------------------------------------
-
-
-def bar_plot(report: dict) -> bytes:
-    """Grouped bars: one group per task, one bar per checkpoint, the reference as a marker."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    columns, rows = report["columns"], report["rows"]
-    width = 0.8 / max(len(rows), 1)
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(columns) + 2), 4))
-    for i, row in enumerate(rows):
-        xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(columns))]
-        values = [100 * (row["scores"][c["task"]] or {"value": 0})["value"] for c in columns]
-        ax.bar(xs, values, width, label=row["checkpoint"])
-    refs = [(j, (report["reference"] or {}).get("scores", {}).get(c["task"]))
-            for j, c in enumerate(columns)]
-    marked = [(j, ref["value"]) for j, ref in refs if ref]
-    if marked:
-        ax.scatter([j for j, _ in marked], [v for _, v in marked], marker="_", s=900,
-                   color="black", label=report["reference"]["name"], zorder=3)
-    ax.set_xticks(range(len(columns)), [c["label"] for c in columns], rotation=20, ha="right")
-    ax.set_ylabel("score (%)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize="small")
-    return figure_png(fig)
-
-
-def heat_map(per_ckpt: dict, title: str) -> bytes:
-    """Checkpoints x subtasks, percent in each cell."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(per_ckpt)
-    subtasks = sorted({s for values in per_ckpt.values() for s in values})
-    grid = [[100 * per_ckpt[n].get(s, float("nan")) for s in subtasks] for n in names]
-    fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(subtasks) + 2), 3.2 + 0.5 * len(names)))
-    image = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
-    ax.set_xticks(range(len(subtasks)), subtasks, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(len(names)), names)
-    for i, values in enumerate(grid):
-        for j, value in enumerate(values):
-            if not math.isnan(value):
-                ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6, color="w")
-    ax.set_title(title)
-    fig.colorbar(image, ax=ax, label="%")
-    return figure_png(fig)
-
-
-def figure_png(fig) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
-
-
-def plots(report: dict) -> dict[str, bytes]:
-    """PNG name -> bytes."""
-    images = {"bars.png": bar_plot(report)}
-    for entry in report["breakdowns"]:
-        if entry["by"] == "subtasks":
-            title = f"{entry['label']} subtasks ({entry['metric']})"
-            images[f"{entry['task']}_heatmap.png"] = heat_map(entry["scores"], title)
-    return images
+# --- HTML ----------------------------------------------------------------------------------------
 
 
 def html_table(header: list[str], rows: list[list[str]]) -> str:
@@ -201,13 +197,16 @@ def html_table(header: list[str], rows: list[list[str]]) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll">{table}</div>'  # a wide table scrolls, the page does not
 
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: right; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.8em; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: right; }
+td { white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f2f2f2; }
 img { max-width: 100%; }
@@ -221,17 +220,20 @@ def to_html(report: dict, images: dict[str, bytes]) -> str:
         f'<html lang="en"><head><meta charset="utf-8"><title>{title}</title>',
         f"<style>{STYLE}</style></head><body>",
         f"<h1>{title}</h1>",
-        "<p>Percent; ± is lm-eval's stderr; (Δ) is percentage points against the reference.</p>",
+        *[f"<p>{html.escape(line)}</p>" for line in preamble(report)],
         html_table(*leaderboard_table(report)),
     ]
+    for name, png in images.items():
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{data}"></p>')
     notes = reference_notes(report["reference"])
     if notes:
         parts.append(f"<p>Reference: {html.escape(report['reference']['name'])}</p><ul>")
         parts += [f"<li>{html.escape(note)}</li>" for note in notes]
         parts.append("</ul>")
-    for name, png in images.items():
-        data = base64.b64encode(png).decode("ascii")
-        parts.append(f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{data}"></p>')
+    for table_title, note, table in sections(report):
+        parts += [f"<h2>{html.escape(table_title)}</h2>", f"<p>{html.escape(note)}</p>",
+                  html_table(*table)]
     for table_title, header, rows in breakdown_tables(report):
         parts += [f"<h2>{html.escape(table_title)}</h2>", html_table(header, rows)]
     parts.append("</body></html>")

@@ -2,13 +2,17 @@
 
 Reads every `results_*.json` under the given directories (an lm-eval `--output_path`, a
 leaderboard directory, or `NAME=DIR` to name the row yourself). A row is a checkpoint: the
-`checkpoint.json` that `evalpack leaderboard run` leaves in the checkpoint's directory names it,
-else the directory given. When one checkpoint has several results for a task, the newest wins.
+`checkpoint.json` that `evalpack leaderboard run` leaves in the checkpoint's directory names it
+(prefixed `NAME/` when the leaderboard is given as `NAME=DIR`), else the directory given; the
+same name from two sources is refused, never merged. When one checkpoint has several results
+for a task, the newest wins.
 
 What to show for a task comes from its YAML metadata (`catalog.facts`): the primary metric and
 filter, the label, the breakdowns, and the published reference figures. Writes `report.json`
 (numbers exactly as in the result files, 0..1), `report.md`, a self-contained `report.html` and
-PNG plots (`render`). Tables show percentages; deltas are points against the reference row.
+PNG plots (`render`, `plots`). Tables show percentages; deltas are points against the
+reference row, marked not comparable for a run that did not score every doc (`--limit`);
+`--baseline NAME` adds paired comparisons with that checkpoint (`compare`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import yaml
 
 from ..core.data import read_jsonl
 from . import catalog
+from .compare import compare
 from .render import write_report
 from .rundirs import CHECKPOINT_FILE, requested_tasks, results_files
 
@@ -55,34 +60,60 @@ def primary_metric(task: str, available: dict) -> tuple[str, str, str]:
     return (*first_metric(available), task)
 
 
-def checkpoint_name(results_file: Path, root: Path, label: str | None) -> str:
-    """`label`, else the nearest `checkpoint.json` between the file and `root`, else root's name."""
-    if label:
-        return label
+def described_name(results_file: Path, root: Path) -> str | None:
+    """The name in the nearest `checkpoint.json` between the file and `root`, if any."""
     for folder in [results_file.parent, *results_file.parent.parents]:
         description = folder / CHECKPOINT_FILE
         if description.is_file():
             return json.loads(description.read_text(encoding="utf-8"))["name"]
         if folder == root:
             break
-    return root.resolve().name
+    return None
+
+
+def checkpoint_name(results_file: Path, root: Path, label: str | None) -> str:
+    """A row's name: `LABEL/checkpoint` for a named leaderboard, `LABEL` for a named run,
+    else the checkpoint's own name, else the directory's."""
+    described = described_name(results_file, root)
+    if label:
+        return f"{label}/{described}" if described else label
+    return described or root.resolve().name
+
+
+def split_source(source: str) -> tuple[str | None, Path]:
+    """`NAME=DIR` or `DIR`."""
+    label, sep, folder = source.partition("=")
+    return (label, Path(folder)) if sep and label else (None, Path(source))
+
+
+def add_docs(ckpt: dict, data: dict) -> None:
+    """Docs scored and in total per task, from lm-eval's `n-samples`."""
+    for task, counts in (data.get("n-samples") or {}).items():
+        ckpt["docs"][task] = {"scored": counts.get("effective"), "total": counts.get("original")}
 
 
 def collect(sources: list[str]) -> dict:
-    """Per checkpoint: task results, the tasks asked for, and each task's sample log."""
+    """Per checkpoint: task results, the tasks asked for, each task's sample log and docs.
+    A checkpoint name found under two sources is refused (name the sources to prefix them)."""
     checkpoints: dict[str, dict] = {}
+    origin: dict[str, str] = {}
     for source in sources:
-        label, _, folder = source.rpartition("=") if "=" in source else (None, "", source)
-        root = Path(folder)
+        label, root = split_source(source)
         files = results_files(root)
         if not files:
             raise FileNotFoundError(f"no lm-eval results_*.json under {root}")
         for results_file in files:  # oldest first, so newer results overwrite older ones
+            name = checkpoint_name(results_file, root, label)
+            if origin.setdefault(name, source) != source:
+                raise ValueError(
+                    f"checkpoint {name!r} is in both {origin[name]} and {source}: name them "
+                    f"(a={origin[name].split('=')[-1]} b={root}) to tell their rows apart")
             data = json.loads(results_file.read_text(encoding="utf-8"))
-            name = checkpoint_name(results_file, root, label or None)
-            ckpt = checkpoints.setdefault(name, {"results": {}, "top": [], "samples": {}})
+            ckpt = checkpoints.setdefault(
+                name, {"results": {}, "top": [], "samples": {}, "docs": {}})
             ckpt["results"].update(data["results"])
             ckpt["top"] += [t for t in requested_tasks(data) if t not in ckpt["top"]]
+            add_docs(ckpt, data)
             stamp = results_file.stem.removeprefix("results_")
             for task in data.get("configs", {}):
                 samples = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
@@ -134,8 +165,22 @@ def columns_for(checkpoints: dict) -> list[dict]:
     return columns
 
 
-def cell(results: dict, column: dict, reference: dict | None) -> dict | None:
-    """One score: value and stderr as lm-eval reported them, delta in percentage points."""
+def docs_of(docs: dict, task: str) -> dict:
+    """{scored, total} for a task or group (summed over its member tasks)."""
+    if task in docs:
+        return docs[task]
+    parts = [docs_of(docs, m) for m in catalog.members(catalog.task_config(task))]
+    parts = [p for p in parts if p.get("scored") is not None]
+    if not parts:
+        return {"scored": None, "total": None}
+    return {key: sum(p[key] or 0 for p in parts) for key in ("scored", "total")}
+
+
+def cell(ckpt: dict, column: dict, reference: dict | None) -> dict | None:
+    """One score: value and stderr as lm-eval reported them, delta in percentage points
+    against the reference, the docs scored and in total, and whether the delta compares like
+    with like (a run of every doc; a `--limit` run's is not comparable)."""
+    results, docs = ckpt["results"], docs_of(ckpt.get("docs", {}), column["task"])
     task_results = results.get(column["task"], {})
     key = f"{column['metric']},{column['filter']}"
     value = task_results.get(key)
@@ -152,6 +197,8 @@ def cell(results: dict, column: dict, reference: dict | None) -> dict | None:
         "value": value,
         "stderr": stderr if isinstance(stderr, (int, float)) else None,
         "delta": round(100 * value - ref["value"], 10) if usable else None,
+        **docs,
+        "comparable": docs["scored"] is not None and docs["scored"] == docs["total"],
     }
 
 
@@ -244,14 +291,37 @@ def breakdowns(checkpoints: dict, columns: list[dict]) -> list[dict]:
     return list(found.values())
 
 
-def build_report(checkpoints: dict, reference: dict | None, title: str) -> dict:
+def present_reference(reference: dict | None, columns: list[dict]) -> dict | None:
+    """The reference with only the benchmarks this report has."""
+    if not reference:
+        return reference
+    tasks = {c["task"] for c in columns}
+    return {**reference, "scores": {t: v for t, v in reference["scores"].items() if t in tasks}}
+
+
+def average(rows: list[dict], reference: dict | None, columns: list[dict]) -> dict:
+    """Each row's mean primary score (0..1) over the benchmarks the reference has (all when
+    there is none), and the reference's (percent) over the same: None for a row that lacks
+    one of them, so an average never mixes different benchmark sets."""
+    ref_scores = (reference or {}).get("scores", {})
+    tasks = [c["task"] for c in columns if c["task"] in ref_scores] if ref_scores else [
+        c["task"] for c in columns]
+    values = {}
+    for row in rows:
+        scores = [row["scores"][t] for t in tasks]
+        values[row["checkpoint"]] = (sum(s["value"] for s in scores) / len(scores)
+                                     if tasks and all(scores) else None)
+    ref_avg = sum(ref_scores[t]["value"] for t in tasks) / len(tasks) if ref_scores else None
+    return {"tasks": tasks, "rows": values, "reference": ref_avg}
+
+
+def build_report(checkpoints: dict, reference: dict | None, title: str,
+                 baseline: str | None = None) -> dict:
     """Plain data for every output format."""
     columns = columns_for(checkpoints)
+    reference = present_reference(reference, columns)
     rows = [
-        {
-            "checkpoint": name,
-            "scores": {c["task"]: cell(ckpt["results"], c, reference) for c in columns},
-        }
+        {"checkpoint": name, "scores": {c["task"]: cell(ckpt, c, reference) for c in columns}}
         for name, ckpt in checkpoints.items()
     ]
     return {
@@ -259,6 +329,8 @@ def build_report(checkpoints: dict, reference: dict | None, title: str) -> dict:
         "columns": columns,
         "rows": rows,
         "reference": reference,
+        "average": average(rows, reference, columns),
+        "baseline": compare(checkpoints, columns, baseline) if baseline else None,
         "breakdowns": breakdowns(checkpoints, columns),
     }
 
@@ -267,7 +339,8 @@ def report_command(args) -> int:
     """`evalpack report DIR... --output OUT`."""
     checkpoints = collect(args.dirs)
     tasks = [t for ckpt in checkpoints.values() for t in ckpt["top"]]
-    report = build_report(checkpoints, load_reference(args.reference, tasks), args.title)
+    report = build_report(checkpoints, load_reference(args.reference, tasks), args.title,
+                          getattr(args, "baseline", None))
     written = write_report(report, Path(args.output))
     log.info("report: %s", ", ".join(str(p) for p in written.values()))
     return 0

@@ -13,6 +13,7 @@ from .rundirs import (
     CHECKPOINT_FILE,
     PAIR_LOG,
     lm_eval_command,
+    reason_line,
     requested_tasks,
     results_files,
     run_logged,
@@ -99,7 +100,9 @@ def rescore(source: Path, output: Path) -> list[Path]:
         relative = results_file.parent.relative_to(source)
         log.info("[%d/%d] rescoring %s", number, len(files), results_file)
         if not rescore_results(results_file, output / relative.parent):
-            log.error("rescoring %s failed (see %s)", results_file, output / relative.parent)
+            pair_log = output / relative.parent / PAIR_LOG
+            log.error("rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log),
+                      pair_log)
             failed.append(results_file)
     for description in source.rglob(CHECKPOINT_FILE):
         target = output / description.relative_to(source)

@@ -5,12 +5,15 @@ A leaderboard is `DIR/<checkpoint>/checkpoint.json` (name, model, model_args) an
 `completions.jsonl` (every completion as it arrived, greedy and sampled: the checkpoint's model
 runs inside `evalpack.models.resume`'s `resumable` wrapper, so an interrupted pair restarts from
 it) and a `done` marker written once lm-eval has exited cleanly with its results and sample logs
-saved.
+saved, or a `failed` file with the reason line. `DIR/<checkpoint>/workers.jsonl` records every
+model load (node, pid, seconds) and `worker.log` what a worker printed outside any pair.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +22,14 @@ CHECKPOINT_FILE = "checkpoint.json"
 PAIR_LOG = "lm_eval.log"
 DONE_MARKER = "done"
 COMPLETION_LOG = "completions.jsonl"
+# the model name a leaderboard worker registers for the checkpoint model it keeps loaded
+POOLED = "resumable-pooled"
+FAILED_MARKER = "failed"
+WORKERS_LOG = "workers.jsonl"
+WORKER_LOG = "worker.log"
+ERROR_LINE = re.compile(
+    r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b|\berror\b", re.IGNORECASE)
+log = logging.getLogger("evalpack.rundirs")
 
 
 def lm_eval_command(
@@ -55,3 +66,49 @@ def requested_tasks(results: dict) -> list[str]:
     inner = {sub for subs in groups.values() for sub in subs}
     names = [*groups, *(task for task in results.get("configs", {}) if task not in groups)]
     return [name for name in names if name not in inner]
+
+
+def pair_is_done(pair_dir: Path) -> bool:
+    """The marker, not the results file: lm-eval saves its results before the sample logs, so
+    a run killed in between leaves a results file without complete samples."""
+    return (pair_dir / DONE_MARKER).is_file()
+
+
+def clear_unfinished(pair_dir: Path) -> None:
+    """Remove the results, sample logs and `failed` file of an attempt that did not finish, so
+    that reports and rescoring never read them (its completions stay in the completion log)."""
+    leftovers = [*pair_dir.rglob("results_*.json"), *pair_dir.rglob("samples_*.jsonl")]
+    if leftovers:
+        log.warning("%s: removing %d files of an unfinished attempt", pair_dir, len(leftovers))
+    for file in [*leftovers, pair_dir / FAILED_MARKER]:
+        file.unlink(missing_ok=True)
+
+
+def log_lines(log_file: Path) -> list[str]:
+    """A run log's lines, less blank ones and the command lines the pack writes."""
+    if not log_file.is_file():
+        return []
+    lines = [line.strip() for line in log_file.read_text(errors="replace").splitlines()]
+    return [line for line in lines if line and not line.startswith(("$ ", "# "))]
+
+
+def error_line(log_file: Path) -> str | None:
+    """The last line of a run log that names an error (a traceback's last line), if any."""
+    for line in reversed(log_lines(log_file)):
+        if ERROR_LINE.search(line):
+            return line
+    return None
+
+
+def reason_line(log_file: Path) -> str:
+    """Why a run failed, in one line: `error_line`, else the log's last line."""
+    lines = log_lines(log_file)
+    return error_line(log_file) or (lines[-1] if lines else f"no output in {log_file}")
+
+
+def read_workers(ckpt_dir: Path) -> list[dict]:
+    """The model loads recorded for a checkpoint (one row per worker that loaded it)."""
+    path = ckpt_dir / WORKERS_LOG
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

@@ -16,6 +16,7 @@ from pathlib import Path
 from lm_eval._cli.subcommand import SubCommand
 
 from . import catalog, leaderboard, report, rescore
+from . import checkpoints as checkpoints_file
 
 log = logging.getLogger("evalpack")
 
@@ -63,11 +64,13 @@ class Suite(PackCommand):
 
 class Leaderboard(PackCommand):
     name = "leaderboard"
-    help = "run every checkpoint of a models.yaml on a suite, resumable"
+    help = "run every checkpoint of a models.yaml on a suite, resumable, locally or on Ray"
     examples = """
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev_core --output board
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --tasks gsm8k_tulu \\
             --limit 50 --output board -- --batch_size 8
+        evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output /shared/board \\
+            --executor ray --address auto       # see docs/leaderboards.md
     """
 
     def _add_args(self) -> None:
@@ -75,12 +78,20 @@ class Leaderboard(PackCommand):
         run = actions.add_parser(
             "run", help="every (checkpoint, task) pair not yet finished",
             epilog="Extra lm-eval flags for every pair go after `--`.")
-        run.add_argument("--models", required=True, help="YAML: checkpoints: [{name, model, ...}]")
+        run.add_argument("--models", required=True,
+                         help="YAML: checkpoints: [{name, model, model_args, resources}]")
         run.add_argument("--suite", required=True, help="suite name (see `evalpack suite list`)")
         run.add_argument("--suites", help="YAML file with your own suites")
         run.add_argument("--tasks", help="comma-separated subset of the suite's tasks")
-        run.add_argument("--output", default="leaderboard", help="leaderboard directory")
+        run.add_argument("--output", default="leaderboard",
+                         help="leaderboard directory (with Ray: a folder every node sees)")
         run.add_argument("--limit", type=int, help="lm-eval --limit (docs per task)")
+        run.add_argument("--executor", choices=("local", "ray"), default="local",
+                         help="local: one checkpoint at a time here (default); ray: every "
+                              "checkpoint as a Ray task with its resources")
+        run.add_argument("--address", help="Ray cluster address: auto (default) or ray://HOST:PORT")
+        run.add_argument("--max_retries", type=int, default=2,
+                         help="times a failed or lost checkpoint's unfinished pairs are retried")
         run.set_defaults(handler=leaderboard_run)
 
 
@@ -105,6 +116,7 @@ class Report(PackCommand):
         evalpack report board --output board/report
         evalpack report sft=runs/sft dpo=runs/dpo --reference Tulu-3-8B-DPO
         evalpack report board --reference my_reference.yaml   # or --reference none
+        evalpack report board --baseline base-sft      # paired Δ vs your checkpoint base-sft
     """
 
     def _add_args(self) -> None:
@@ -116,6 +128,9 @@ class Report(PackCommand):
             help="a published model of the tasks' YAML (default Tulu-3-8B-SFT; also "
                  "Tulu-3-8B-DPO, Tulu-3-8B, Llama-3.1-8B-Instruct), a YAML file "
                  "{name, scores: {task: {value, metric, source}}}, or 'none'")
+        self._parser.add_argument(
+            "--baseline", help="a checkpoint of the report: every other one gets its difference "
+                               "from it per task, with a paired 95%% confidence interval")
         self._parser.add_argument("--title", default="evalpack leaderboard")
         self._parser.set_defaults(handler=report.report_command)
 
@@ -144,11 +159,23 @@ def suite_show(args: argparse.Namespace) -> int:
 
 
 def leaderboard_run(args: argparse.Namespace) -> int:
-    checkpoints = leaderboard.load_checkpoints(args.models)
+    try:
+        checkpoints = checkpoints_file.load_checkpoints(args.models)
+    except checkpoints_file.CheckpointsError as exc:
+        sys.stderr.writelines(f"evalpack leaderboard: error: {line}\n" for line in exc.problems)
+        return 2
     only = args.tasks.split(",") if args.tasks else None
     entries = catalog.suite_tasks(catalog.load_suites(args.suites), args.suite, only)
     extra = (["--limit", str(args.limit)] if args.limit is not None else []) + args.lm_eval_args
-    outcome = leaderboard.run_leaderboard(checkpoints, entries, Path(args.output), extra)
+    try:
+        outcome = leaderboard.run_leaderboard(
+            checkpoints, entries, Path(args.output), extra, executor=args.executor,
+            address=args.address, max_retries=args.max_retries)
+    except (KeyboardInterrupt, leaderboard.Interrupted) as exc:
+        where = f"during {exc}" if str(exc) else "before any pair started"
+        sys.stderr.write(f"evalpack leaderboard: interrupted {where}; finished pairs are kept, "
+                         "rerun the same command to resume\n")
+        return 130
     log.info(
         "leaderboard %s: %d pairs finished earlier, %d ran, %d failed%s",
         args.output, len(outcome["done"]), len(outcome["ran"]), len(outcome["failed"]),

@@ -178,6 +178,13 @@ class ReplayLM(LM):
             self.index.update(index_completions(rows, file))
             self.scores.update(index_loglikelihoods(rows, file))
 
+    @classmethod
+    def model_args_problems(cls, args: dict) -> list[str]:
+        """What is wrong with `args` before anything runs (`evalpack leaderboard` checks it)."""
+        if ("completions" in args) == ("from_doc" in args):
+            return ["replay needs exactly one of completions=<file.jsonl> or from_doc=<field>"]
+        return []
+
     @property
     def tokenizer_name(self) -> str:
         return f"replay:{self.source}"

@@ -1,0 +1,75 @@
+"""Paired comparison of two models on the same docs: the difference of their scores with a
+percentile-bootstrap confidence interval that resamples docs (each doc keeps both scores).
+
+A benchmark may be a weighted combination of strata (a group's subtasks, micro- or
+macro-averaged): each stratum is resampled on its own and the statistic is the weighted sum of
+the strata's mean differences, so the interval matches how the benchmark's score is built.
+Scores per doc are plain numbers; a sampled task contributes each doc's mean over its samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+ROUNDS = 10_000
+CHUNK = 500  # rounds drawn at a time (memory: CHUNK x docs counts)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """`delta` = mean(candidate) - mean(baseline) (score units), its interval at `level`,
+    `significant` when the interval excludes 0, over `docs` paired docs."""
+
+    delta: float
+    low: float
+    high: float
+    level: float
+    docs: int
+    significant: bool
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def doc_score(value) -> float:
+    """A doc's score from a sample log field: a number, a bool, or samples' scores (mean)."""
+    if isinstance(value, (list, tuple)):
+        return float(np.mean([float(v) for v in value]))
+    return float(value)
+
+
+def paired_differences(candidate: dict, baseline: dict) -> np.ndarray:
+    """candidate[doc] - baseline[doc] over the docs both scored (in sorted doc order)."""
+    shared = sorted(set(candidate) & set(baseline))
+    return np.array([candidate[d] - baseline[d] for d in shared], dtype=float)
+
+
+def bootstrap_means(diffs: np.ndarray, rounds: int, rng: np.random.Generator) -> np.ndarray:
+    """The mean of `diffs` in `rounds` resamples of the same size, with replacement."""
+    n = len(diffs)
+    out = np.empty(rounds)
+    for start in range(0, rounds, CHUNK):
+        size = min(CHUNK, rounds - start)
+        counts = rng.multinomial(n, np.full(n, 1 / n), size=size)
+        out[start:start + size] = counts @ diffs / n
+    return out
+
+
+def paired_bootstrap(strata: list[np.ndarray], weights: list[float] | None = None,
+                     level: float = 0.95, rounds: int = ROUNDS, seed: int = 0) -> Comparison:
+    """Δ = Σ w_s · mean(strata[s]) (weights normalised; default: by size, i.e. the pooled
+    mean) with a percentile-bootstrap interval; strata without docs are left out."""
+    kept = [(np.asarray(d, dtype=float), w) for d, w in
+            zip(strata, weights or [len(d) for d in strata], strict=True) if len(d)]
+    if not kept:
+        raise ValueError("no paired docs to compare")
+    total = sum(w for _, w in kept)
+    rng = np.random.default_rng(seed)
+    delta = sum(w / total * d.mean() for d, w in kept)
+    draws = sum(w / total * bootstrap_means(d, rounds, rng) for d, w in kept)
+    tail = (1 - level) / 2
+    low, high = np.quantile(draws, [tail, 1 - tail], method="inverted_cdf")
+    return Comparison(float(delta), float(low), float(high), level,
+                      sum(len(d) for d, _ in kept), bool(low > 0 or high < 0))
