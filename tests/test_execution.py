@@ -232,8 +232,9 @@ ATTACKS = {
             with open(f'/tmp/fill{i}', 'wb') as fh:
                 fh.write(b'x' * 10**6)
         """), "error: .*No space left"),
-    "exhaust_file_descriptors": ("handles = []\nwhile True:\n    handles.append(open('/dev/null'))\n",
-                                 "error: .*Too many open files"),
+    "exhaust_file_descriptors": (
+        "handles = []\nwhile True:\n    handles.append(open('/dev/null'))\n",
+        "error: .*Too many open files"),
     "huge_return_value": (f"def add(a, b):\n    return 'x' * {execution.MAX_MESSAGE}\n",
                           "error: .*exceeds"),
     "deeply_nested_return": (program("""
@@ -242,7 +243,7 @@ ATTACKS = {
             for _ in range(10**5):
                 x = [x]
             return x
-        """), "failed: RecursionError"),
+        """), "failed: assertion"),  # it crosses whole (any depth does) and is unequal to 5
     # ---- the filesystem
     "write_outside": (probe(f"open({str(CANARY_DIR / 'pwned.txt')!r}, 'w').write('x')\n"),
                       "error: .*FileNotFoundError"),
@@ -423,7 +424,7 @@ def test_redteam_every_attack_fails_and_leaves_no_trace(canary, listeners):
 
 @needs_root
 def test_full_isolation_is_reported_as_root():
-    assert execution.isolation() == "namespaces+uid"
+    assert execution.isolation() == "namespaces+uid+seccomp+cgroups"
     assert execution.network_isolation() == "empty network namespace"
 
 
@@ -434,10 +435,15 @@ def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
     leftovers = set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*"))
     writer = probe("open('here.txt', 'w').write('x')\n")
     network = probe("import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n")
+    past_python = probe(  # seccomp refuses internet sockets to code that bypasses Python
+        "import ctypes\nif ctypes.CDLL(None).socket(2, 2, 0) < 0:\n    raise OSError('refused')\n")
     verdicts = run_jobs([job(HONEST), job(DISHONEST), job(writer), job(network),
-                         job("def add(a, b):\n    while True: pass\n", timeout=0.5)])
-    assert [v.outcome for v in verdicts] == ["passed", "failed", "passed", "error", "timeout"]
+                         job("def add(a, b):\n    while True: pass\n", timeout=0.5),
+                         job(past_python)])
+    assert [v.outcome for v in verdicts] == ["passed", "failed", "passed", "error", "timeout",
+                                             "error"]
     assert "network access is disabled" in verdicts[3].reason
+    assert "refused" in verdicts[5].reason
     assert set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*")) == leftovers
 
 
@@ -489,7 +495,8 @@ def test_a_test_cannot_swallow_the_candidate_dying():
 
 def test_stop_iteration_cannot_end_a_tests_generator_early():
     # re-raised as the builtin, StopIteration would end map() silently and the all() hold
-    test = "def check(candidate):\n    assert all(map(lambda p: candidate(*p) == sum(p), [(1, 2), (3, 4)]))\n"
+    test = ("def check(candidate):\n"
+            "    assert all(map(lambda p: candidate(*p) == sum(p), [(1, 2), (3, 4)]))\n")
     cheat = Job("def add(a, b):\n    raise StopIteration\n", test + "check(add)\n", "add", 2.0)
     honest = Job(HONEST, test + "check(add)\n", "add", 2.0)
     verdicts = run_jobs([cheat, honest])

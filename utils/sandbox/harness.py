@@ -1,0 +1,331 @@
+"""The trusted side: jobs, the proxy that stands in for the candidate, time budgets, verdicts.
+
+A trusted worker (forked from the caller by `bounded_map`) runs `trusted_prelude`, then `test`
+with `entry_point` bound to a `_Proxy`. Each call of the proxy sends its arguments, as plain
+data (`protocol`), to the candidate's process and gets back plain data. Every comparison
+happens here, so nothing the candidate does can make an assertion pass; its exit, crash, hang
+or a non-plain result fails the job even when the test catches exceptions. A test that never
+calls the candidate is an error, not a pass.
+
+Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and
+of this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a
+backstop for a job that waits. Without cgroups, `timeout` seconds of wall time. Both are
+checked every TICK seconds, by a timer on the worker's main thread that interrupts whatever it
+is doing, waiting for the candidate or running the test (off the main thread, waits wake every
+TICK instead), and while the candidate's messages are decoded. `Verdict.limit` says which limit
+decided a verdict.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..scoring.bounded import bounded_map
+from . import pool
+from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
+from .protocol import NotPlainData, encode_message, from_wire, message_size
+
+TICK = 0.1  # seconds between two budget checks while the trusted test computes
+CPU_SLACK = 0.15  # seconds a group may run ahead of its one-core quota (one CFS period, and more)
+
+
+@dataclass
+class Job:
+    program: str  # untrusted: the candidate's module source
+    test: str  # trusted: code that calls `entry_point` (e.g. HumanEval `test` + `check(f)`)
+    entry_point: str
+    timeout: float = 3.0
+    trusted_prelude: str = ""  # trusted: defined before the test runs (the prompt's helpers)
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    outcome: str  # passed | failed | timeout | error | killed
+    reason: str
+    seconds: float  # wall time
+    output: str = ""  # the candidate's stdout+stderr, capped
+    cpu_seconds: float | None = None  # the job's own CPU time (None: no cgroup to measure it)
+    limit: str = ""  # which limit decided the verdict: "cpu", "wall", "memory" or ""
+
+
+class CandidateFailure(BaseException):
+    """The candidate raised SystemExit, died, hung, or sent something that is not plain data;
+    `outcome` says which. A BaseException, so a test's `except Exception` cannot swallow it."""
+
+    def __init__(self, outcome: str, reason: str, limit: str = ""):
+        super().__init__(reason)
+        self.outcome, self.reason, self.limit = outcome, reason, limit
+
+
+class Budget:
+    """A job's time limit, measured from before its candidate is forked."""
+
+    def __init__(self, timeout: float, slot: pool.Slot):
+        """CPU time from the slot's cgroup, plus this worker's own where it is not in it."""
+        self.timeout, self.clock = timeout, slot.cpu_clock
+        self.own_time = time.process_time if not slot.worker_in_group else (lambda: 0.0)
+        # how fast the job's CPU time can grow: the group's one core, and the worker outside it
+        self.cores = 1 if slot.worker_in_group else 2
+        self.start = time.monotonic()
+        if self.clock is None:
+            self.wall_limit = timeout
+        else:
+            self.wall_limit = WALL_FACTOR * timeout + WALL_EXTRA
+            self.cpu_start = self.clock() + self.own_time()
+
+    def cpu(self) -> float | None:
+        if self.clock is None:
+            return None
+        return self.clock() + self.own_time() - self.cpu_start
+
+    def cpu_left(self) -> float | None:
+        """CPU seconds left, or a lower bound of it while the job is too young to have used
+        them all (read without touching the cgroup: most jobs never read it but twice)."""
+        if self.clock is None:
+            return None
+        young = self.timeout - CPU_SLACK - (time.monotonic() - self.start) * self.cores
+        return young if young > 0 else self.timeout - self.cpu()
+
+    def exceeded(self) -> CandidateFailure | None:
+        left = self.cpu_left()
+        if left is not None and left < 0:
+            return CandidateFailure("timeout", f"time limit: {self.timeout - left:.2f} s of CPU "
+                                    f"time (limit {self.timeout:g} s)", "cpu")
+        if time.monotonic() - self.start > self.wall_limit:
+            what = "wall-clock backstop" if self.clock else "wall-clock limit"
+            return CandidateFailure("timeout", f"time limit: {what} of {self.wall_limit:g} s",
+                                    "wall")
+        return None
+
+
+class _Proxy:
+    """Stands in for the candidate's function on the trusted side. Remembers the first
+    failure, which decides the verdict whatever the test does with the exception."""
+
+    def __init__(self, channel: socket.socket, budget: Budget):
+        self.channel, self.budget = channel, budget
+        self.calls = 0
+        self.failure: CandidateFailure | None = None
+        self.buffer = bytearray()  # what the candidate sent beyond the message being read
+        # Waits are bounded by the budget: on the main thread the watchdog's ticks interrupt a
+        # blocked call; elsewhere the channel wakes every TICK to check it.
+        main = threading.current_thread() is threading.main_thread()
+        channel.settimeout(None if main else TICK)
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.failure is not None:
+            raise self.failure
+        try:
+            return self._call(args, kwargs)
+        except CandidateFailure as failure:
+            self.failure = self.failure or failure
+            raise self.failure from None
+
+    def check(self) -> None:
+        """Raise the time-limit failure once the budget is spent."""
+        failure = self.budget.exceeded()
+        if failure is not None:
+            self.failure = self.failure or failure
+            raise self.failure
+
+    def _call(self, args, kwargs):
+        try:
+            message = encode_message([list(args), kwargs])
+        except NotPlainData as exc:
+            raise CandidateFailure("error", f"test passed non-plain data: {exc}") from None
+        self._send(message)
+        reply = self.receive(expected="result")
+        if "error" in reply:
+            name, text = reply["error"]
+            raise _as_exception(name, text)
+        return reply["result"]
+
+    def _send(self, message: bytes) -> None:
+        view = memoryview(message)
+        while view:  # a candidate that never reads cannot stall us
+            try:
+                view = view[self.channel.send(view):]
+            except TimeoutError:
+                self.check()
+            except OSError:
+                raise CandidateFailure("killed", "candidate process is gone") from None
+
+    def _take(self, n: int) -> bytes:
+        """The next `n` bytes, however slowly the candidate trickles them in."""
+        while len(self.buffer) < n:
+            try:
+                chunk = self.channel.recv(min(max(n - len(self.buffer), 1 << 16), 1 << 20))
+            except TimeoutError:
+                self.check()
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise CandidateFailure("killed", "candidate process exited or was killed")
+            self.buffer += chunk
+        data = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return data
+
+    def receive(self, expected: str) -> dict:
+        """The candidate's next message: {expected: value} or {"error": [name, text]}."""
+        try:
+            message = from_wire(self._take(message_size(self._take(4))), self.check)
+        except NotPlainData as exc:
+            raise CandidateFailure("error", f"candidate sent non-plain data: {exc}") from None
+        if not _well_formed(message, expected):
+            raise CandidateFailure("error", "candidate sent a malformed message")
+        return message
+
+
+def _well_formed(message, expected: str) -> bool:
+    if type(message) is not dict or len(message) != 1:
+        return False
+    ((key, value),) = message.items()
+    if key == "error":
+        return (type(value) is list and len(value) == 2
+                and all(type(part) is str for part in value))
+    return key == expected
+
+
+def _as_exception(name: str, text: str) -> BaseException:
+    """The candidate's exception, as a builtin exception of the same name where one exists
+    (tests may expect e.g. ValueError), else a CandidateFailure."""
+    builtin = getattr(builtins, name, None)
+    # StopIteration raised into a test's generator or map() would end it early and silently
+    if isinstance(builtin, type) and issubclass(builtin, Exception) and not issubclass(
+            builtin, (StopIteration, StopAsyncIteration)):
+        return builtin(f"[candidate] {text}")
+    return CandidateFailure("error", f"candidate raised {name}: {text}")
+
+
+@contextmanager
+def _watchdog(proxy: _Proxy):
+    """Check the budget every TICK seconds while the trusted test computes (a test's own
+    work on what the candidate returned counts too). Signals reach the main thread only;
+    elsewhere the waits and the decoder still check, and bounded_map's hard bound remains."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    watching = [True]  # a tick that arrives while the watch ends must not raise any more
+
+    def tick(signum, frame):
+        if watching[0]:
+            proxy.check()
+
+    previous = signal.signal(signal.SIGALRM, tick)
+    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+    try:
+        yield
+    finally:
+        watching[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_job(job: Job) -> Verdict:
+    """One job, in the calling process, which becomes a slot's trusted worker: it starts a
+    zygote and joins the slot's CPU group until `pool.close()`. Use `run_jobs`."""
+    slot = pool.current()
+    budget = Budget(job.timeout, slot)
+    workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    output = os.memfd_create("candidate-output")  # its stdout+stderr; no reader thread needed
+    request = {"program": job.program, "entry_point": job.entry_point, "uid": slot.uid,
+               "cpu_seconds": max(1, int(job.timeout) + 2), "workdir": workdir}
+    try:
+        try:
+            pid, pidfd = slot.spawn(request, theirs, output)
+        except NotPlainData as exc:
+            return Verdict(False, "error", f"program not sent: {exc}",
+                           time.monotonic() - budget.start)
+        theirs.close()
+        proxy = _Proxy(ours, budget)
+        try:
+            verdict = _run_test(job, proxy)
+        finally:
+            slot.kill(pid, pidfd)
+        verdict.output = os.pread(output, OUTPUT_CAP, 0).decode("utf-8", "replace")
+    finally:
+        for sock in (ours, theirs):
+            sock.close()
+        os.close(output)
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    verdict.seconds = time.monotonic() - budget.start
+    verdict.cpu_seconds = budget.cpu()
+    if slot.memory_killed():
+        verdict.limit = "memory"
+        verdict.reason += f" (the job reached its memory limit, {MEMORY_LIMIT / 2**30:g} GiB)"
+    return verdict
+
+
+def _run_test(job: Job, proxy: _Proxy) -> Verdict:
+    try:
+        with _watchdog(proxy):
+            ready = proxy.receive(expected="ready")
+            if "error" in ready:
+                name, text = ready["error"]
+                return Verdict(False, "error", f"program failed to load: {name}: {text}", 0.0)
+            namespace: dict = {"__name__": "__trusted_test__"}
+            exec(_compiled(job.trusted_prelude, "<prelude>"), namespace)  # noqa: S102
+            namespace[job.entry_point] = proxy
+            exec(_compiled(job.test, "<test>"), namespace)  # noqa: S102 (trusted test)
+    except CandidateFailure as exc:
+        proxy.failure = proxy.failure or exc
+    except AssertionError as exc:
+        verdict = Verdict(False, "failed", f"assertion failed {_text(exc)}".strip(), 0.0)
+    except Exception as exc:  # noqa: BLE001 (the candidate's exception, re-raised by the proxy)
+        verdict = Verdict(False, "failed", f"{type(exc).__name__}: {_text(exc)}", 0.0)
+    else:
+        verdict = Verdict(True, "passed", "all assertions held", 0.0)
+    failure = proxy.failure or proxy.budget.exceeded()
+    if failure is not None and failure.outcome == "killed":  # e.g. by its own CPU rlimit
+        failure = proxy.budget.exceeded() or failure
+    if failure is not None:  # it decides, whatever the test did with it
+        return Verdict(False, failure.outcome, failure.reason, 0.0, limit=failure.limit)
+    if proxy.calls == 0:
+        return Verdict(False, "error", "the test never called the candidate", 0.0)
+    return verdict
+
+
+@lru_cache(maxsize=256)
+def _compiled(source: str, name: str):
+    """Trusted code, compiled once per worker: the samples of a problem share its test, and
+    HumanEval+'s take 41 ms each to compile (all 164: 11 MB of source, 30 MB compiled)."""
+    return compile(source, name, "exec")
+
+
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)[:200]
+    except Exception:  # noqa: BLE001 (e.g. the repr of a value too deep to print)
+        return "(message could not be printed)"
+
+
+def run_jobs(jobs: list[Job], workers: int | None = None) -> list[Verdict]:
+    """Verdicts for `jobs`, in order, run in parallel over all cores."""
+    if not jobs:
+        return []
+    longest = max(job.timeout for job in jobs)
+    hard_bound = WALL_FACTOR * longest + WALL_EXTRA + KILL_GRACE + 30.0
+    verdicts = []
+    for outcome in bounded_map(run_job, jobs, timeout=hard_bound, workers=workers):
+        if outcome.status == "ok":
+            verdicts.append(outcome.value)
+        else:
+            reason = outcome.error or "trusted worker exceeded the hard bound"
+            verdicts.append(Verdict(False, "error", f"harness: {reason}", outcome.seconds))
+    return verdicts

@@ -1,0 +1,28 @@
+"""Limits shared by the harness and the zygote (plain constants; no imports of either side)."""
+
+MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one encoded call, result or spawn request (HumanEval+
+#                                 reference results reach 16 MB: a list of a million floats)
+MAX_VALUES = 1 << 22  # values (scalars and containers) in one message
+OUTPUT_CAP = 64 * 1024  # bytes of stdout+stderr kept per job
+MEMORY_LIMIT = 2 * 1024**3  # per job with cgroups (all its processes, memfd and tmpfs included);
+#                             also every process's address space (RLIMIT_AS)
+FILE_SIZE_LIMIT = 16 * 1024**2
+OPEN_FILES_LIMIT = 64
+PROCESS_LIMIT = 32  # per job (pids cgroup) and per sandbox uid (RLIMIT_NPROC)
+SCRATCH_SIZE = "64m"  # the candidate's /tmp
+UID_BASE = 61000  # sandbox uids UID_BASE .. UID_BASE + UID_SLOTS - 1, one per concurrent slot
+UID_SLOTS = 256
+KILL_GRACE = 30.0  # seconds a SIGKILLed candidate may take to be gone before the harness errs
+# With CPU accounting a job is judged by its own CPU time (`timeout` seconds); wall time is
+# only a backstop for jobs that wait instead of computing: WALL_FACTOR * timeout + WALL_EXTRA.
+WALL_FACTOR = 3.0
+WALL_EXTRA = 2.0
+LEVEL_ENV = "EVALPACK_SANDBOX"  # "session+limits" forces the fallback (to test it as root)
+FALLBACK = "session+limits"
+CANDIDATE_ENV = {  # the whole environment of the zygote and its candidates, built fresh
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "OPENBLAS_NUM_THREADS": "1",  # numpy: one thread, as the slot has one core
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}

@@ -1,0 +1,194 @@
+"""One pool slot per trusted worker process: its zygote, its sandbox uid and its cgroup.
+
+A slot is replaced, zygote and all, whenever anything goes wrong between it and its zygote
+(a failed send, a malformed answer, a dead zygote), so a half-used zygote never serves another
+job. A request is encoded and size-checked before any byte of it is sent.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+
+from . import cgroups
+from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, UID_BASE, UID_SLOTS
+from .protocol import encode_message
+
+
+def _zygote(*args: str) -> list[str]:
+    """The zygote's command line; EVALPACK_SANDBOX travels as an argument (its environment is
+    CANDIDATE_ENV, built fresh: nothing of the user's reaches it)."""
+    level = os.environ.get(LEVEL_ENV, "auto")
+    return [sys.executable, "-I", "-m", "evalpack.sandbox.zygote", level, *args]
+
+
+def probe() -> str:
+    """The isolation the zygote's own set-up reaches on this host (see `zygote.State`)."""
+    result = subprocess.run(_zygote("probe"), capture_output=True, text=True, check=False,
+                            env=dict(CANDIDATE_ENV))
+    if result.returncode != 0:
+        raise RuntimeError(f"sandbox set-up failed: {result.stderr.strip()[-500:]}")
+    return result.stdout.strip()
+
+
+class Slot:
+    """A zygote serving this process, with the slot's uid (held by a lock file)."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self._left = None
+        self.uid, self._lock = _claim_uid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.control = ours
+        self.zygote = subprocess.Popen(
+            _zygote(str(theirs.fileno()), str(self.uid)), pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL, close_fds=True, env=dict(CANDIDATE_ENV),
+        )
+        theirs.close()
+        hello = self.control.recv(4096)
+        if not hello:
+            self.close()
+            raise RuntimeError("the sandbox zygote failed to set up (its error is on stderr)")
+        hello = json.loads(hello)
+        self.isolation: str = hello["isolation"]
+        group = hello["cgroup"]
+        self.group = group and cgroups.SlotGroup(group["version"], group["dirs"])
+        self.cpu_clock = self.group and cgroups.cpu_clock(self.group)
+        self._ooms = self.group and cgroups.oom_kills(self.group)
+        self._left = self.group and cgroups.enter_cpu(self.group)
+        self.worker_in_group = bool(self._left)
+
+    def memory_killed(self) -> bool:
+        """Whether the OOM killer has killed in the slot's group since the last call."""
+        if not self.group:
+            return False
+        kills, self._ooms = self._ooms, cgroups.oom_kills(self.group)
+        return self._ooms > kills
+
+    @property
+    def full(self) -> bool:
+        return self.isolation.startswith("namespaces+uid")
+
+    def healthy(self) -> bool:
+        return self.owner == os.getpid() and self.zygote.poll() is None
+
+    def spawn(self, request: dict, channel_end: socket.socket, output: int) -> tuple[int, int]:
+        """Start a candidate; its pid and a pidfd for it. `NotPlainData` (nothing sent) for a
+        request over the message cap; any other failure closes the slot and re-raises."""
+        message = encode_message(request)
+        try:
+            socket.send_fds(self.control, [b"\0"], [channel_end.fileno(), output])
+            self.control.sendall(message)
+            answer, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
+            return json.loads(answer)["pid"], fds[0]
+        except BaseException:
+            self.close()
+            raise
+
+    def kill(self, pid: int, pidfd: int) -> None:
+        """SIGKILL the candidate and return once it is gone. With full isolation it is init of
+        its PID namespace, so the kernel has killed all its descendants before that."""
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            if not self.full:
+                os.killpg(pid, signal.SIGKILL)  # its session's group; `setsid` children escape
+        except ProcessLookupError:
+            pass
+        readable, _, _ = select.select([pidfd], [], [], KILL_GRACE)
+        os.close(pidfd)
+        if not readable:
+            self.close()
+            raise RuntimeError(f"candidate {pid} survived SIGKILL for {KILL_GRACE:g}s")
+
+    def close(self) -> None:
+        """Kill the zygote (its candidates die with it: parent-death signal) and free the uid."""
+        if self._lock < 0:
+            return
+        if self.zygote.poll() is None:
+            self.zygote.kill()
+        self.zygote.wait()
+        self.control.close()
+        os.close(self._lock)
+        self._lock = -1
+        if self._left:
+            cgroups.return_to(self._left)
+
+
+def _lock_path(uid: int) -> str:
+    return f"/tmp/evalpack-sandbox-uid-{uid - UID_BASE}.lock"
+
+
+def _claim_uid() -> tuple[int, int]:
+    for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
+        fd = os.open(_lock_path(uid), os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return uid, fd
+        except OSError:
+            os.close(fd)
+    raise RuntimeError("no free sandbox uid")
+
+
+def _held(uid: int) -> bool:
+    """Whether a live slot (of any process on this machine) holds `uid`."""
+    try:
+        fd = os.open(_lock_path(uid), os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases the lock if we took it
+    return False
+
+
+_SLOT: Slot | None = None
+
+
+def current() -> Slot:
+    """This process's slot, started (or replaced) when needed."""
+    global _SLOT
+    if _SLOT is not None and not _SLOT.healthy():
+        if _SLOT.owner == os.getpid():
+            _SLOT.close()
+        _SLOT = None
+    if _SLOT is None:
+        _SLOT = Slot()
+    return _SLOT
+
+
+def close() -> None:
+    """Close this process's slot, if it has one (tests; workers simply exit)."""
+    global _SLOT
+    if _SLOT is not None and _SLOT.owner == os.getpid():
+        _SLOT.close()
+    _SLOT = None
+
+
+def sandbox_processes() -> list[int]:
+    """Live processes under a sandbox uid that no live slot holds: leftovers of finished jobs
+    (there are none: a candidate's processes die with it). Processes of slots still at work,
+    this machine's other runs included, are not leftovers."""
+    uids = range(UID_BASE, UID_BASE + UID_SLOTS)
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            uid = os.stat(f"/proc/{entry}").st_uid if entry.isdigit() else -1
+            if uid in uids and _alive(entry) and not _held(uid):
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: str) -> bool:
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0] != "Z"

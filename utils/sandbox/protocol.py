@@ -1,0 +1,291 @@
+"""The wire format between the harness and a candidate: plain data only, as a flat token list.
+
+Plain data: None, bool, int (any size), float (inf and nan included), str, bytes, and lists,
+tuples, sets, frozensets and dicts of those; exact types (a subclass, e.g. an int with a rigged
+`__eq__`, is refused); a numpy scalar travels as the Python value it holds. A message is a
+4-byte length and a JSON array of (tag, payload) pairs in prefix order: a container is its tag
+and its length, followed by its items. The JSON has no nesting, so neither side recurses: a
+value of any depth crosses, and the only RecursionError a test sees is the one plain Python
+would raise comparing it. Big integers travel in hexadecimal (linear time both ways, exempt
+from Python's 4300-digit limit on decimal conversion); a long list of floats only, strings
+only or small integers only travels as one JSON array.
+
+Decoding is bounded: MAX_MESSAGE bytes, MAX_VALUES values, MAX_HASHED_DEPTH levels inside a
+set or dict, and a `check` callback called every CHECK_EVERY values and every few set or dict
+insertions (integers that share one hash make each insertion cost as much as the set is
+large), which the harness uses to stop at the job's time limit. Whatever a malformed message
+provokes comes out as NotPlainData, never as an exception a test could take for the
+candidate's. This module is imported by the untrusted side too; it imports nothing of the
+harness.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import sys
+from collections.abc import Callable
+
+from .limits import MAX_MESSAGE, MAX_VALUES
+
+CHECK_EVERY = 4096  # values decoded between two calls of `check`
+INSERTS_PER_CHECK = 16  # set / dict insertions between two calls of `check`
+SAFE_INT = 2**53  # smaller integers travel as JSON numbers, larger ones in hexadecimal
+_SCALARS = {type(None): "N", bool: "B", str: "s"}
+_CONTAINERS = {list: "l", tuple: "t", set: "S", frozenset: "Z", dict: "d"}
+_NOTHING = object()
+# Hashing a tuple recurses in C with no depth check: a tuple a million deep crashes the process
+# that hashes it. Inside a set, frozenset or dict (whose building hashes), nesting is capped.
+MAX_HASHED_DEPTH = 10_000
+PACK_FROM = 16  # lists at least this long of one scalar type travel as one JSON array
+_PACKED_TAG = {float: "lf", str: "ls", int: "li"}
+_PACKED_TYPE = {"lf": float, "ls": str, "li": int}
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps would per call
+_DECODER = json.JSONDecoder()
+
+
+class NotPlainData(TypeError):
+    """A value outside the plain-data types, or a malformed or oversized message."""
+
+
+def to_wire(value) -> str:
+    """Plain data as the JSON text of its token list (`NotPlainData` for anything else, for
+    more than MAX_VALUES values, or for strings and bytes adding up to more than MAX_MESSAGE)."""
+    tokens: list = []
+    stack = [value]
+    size = count = 0
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        count += 1
+        if kind is int and -SAFE_INT < item < SAFE_INT:  # the common cases first
+            tokens += ("i", item)
+            continue
+        if kind in _CONTAINERS:
+            count += len(item)
+            if count + len(stack) >= MAX_VALUES:  # cycles end here too
+                raise NotPlainData(f"more than {MAX_VALUES} values")
+            packed = _packed(item) if kind is list and len(item) >= PACK_FROM else None
+            if packed:
+                size += sum(map(len, item)) if packed == "ls" else 0
+                tokens += (packed, item)
+                continue
+            count -= len(item)  # counted as they come off the stack
+            tokens += (_CONTAINERS[kind], len(item))
+            if kind is dict:
+                for key, entry in reversed(list(item.items())):
+                    stack += (entry, key)
+            else:
+                stack.extend(reversed(item) if kind in (list, tuple) else list(item))
+            continue
+        tag, payload = _scalar_token(item, kind)
+        if tag in "sbI":
+            size += len(payload)
+        tokens += (tag, payload)
+    if size > MAX_MESSAGE:
+        raise NotPlainData(f"message exceeds {MAX_MESSAGE} bytes")
+    return _ENCODER.encode(tokens)
+
+
+def _packed(items: list) -> str | None:
+    """The tag of a list of floats only, strings only or small integers only, which travels as
+    one JSON array (HumanEval+ results reach a million floats); None for any other list."""
+    first = type(items[0])
+    if first not in (float, str, int) or not all(type(x) is first for x in items):
+        return None
+    if first is int and not -SAFE_INT < min(items) <= max(items) < SAFE_INT:
+        return None
+    return _PACKED_TAG[first]
+
+
+def _scalar_token(item, kind) -> tuple[str, object]:
+    if kind in _SCALARS:
+        return _SCALARS[kind], item
+    if kind is int:
+        return ("i", item) if -SAFE_INT < item < SAFE_INT else ("I", hex(item))
+    if kind is float:
+        return "f", item if math.isfinite(item) else repr(item)
+    if kind is bytes:
+        return "b", item.hex()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(item, numpy.generic):
+        return _numpy_scalar(item)
+    raise NotPlainData(f"{kind.__name__} is not plain data")
+
+
+def _numpy_scalar(item) -> tuple[str, object]:
+    """A numpy scalar (np.int64, np.float32, np.bool_, np.str_ ...) travels as the Python
+    value it holds, which the test compares as it would the numpy value; arrays stay
+    non-plain."""
+    value = item.item()
+    if type(value) not in (bool, int, float, str, bytes):  # e.g. a subclass's rigged item()
+        raise NotPlainData(f"{type(item).__name__} is not plain data")
+    return _scalar_token(value, type(value))
+
+
+_PAYLOAD_TYPES = {"N": type(None), "B": bool, "s": str, "i": int, "I": str, "b": str}
+_DECODE_SCALAR = {"N": lambda p: None, "B": bool, "s": str, "i": int,
+                  "I": lambda p: int(p, 16), "b": bytes.fromhex}
+
+
+def from_wire(text: str | bytes, check: Callable[[], None] | None = None):
+    """The value `to_wire` encoded; `NotPlainData` for anything malformed. `check` is called
+    regularly and may raise to abandon decoding (the harness's time limit)."""
+    try:
+        tokens = _DECODER.decode(text if type(text) is str else text.decode())
+        return _decode_tokens(tokens, check or (lambda: None))
+    except NotPlainData:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        # whatever a forged message provokes is a malformed message, never an exception a
+        # test could take for the candidate's (UnicodeDecodeError, an unhashable tag, hashing
+        # a tuple too deep to hash ...)
+        raise NotPlainData(f"malformed message: {type(exc).__name__}: {str(exc)[:100]}") from None
+
+
+def _decode_tokens(tokens, check: Callable[[], None]):
+    if type(tokens) is not list or len(tokens) % 2 or len(tokens) > 2 * MAX_VALUES:
+        raise NotPlainData(f"malformed message, or more than {MAX_VALUES} values")
+    stack: list[list] = []  # open containers: [tag, items so far, items still to come]
+    hashed_from = None  # stack index of the outermost open container that will be hashed
+    result = _NOTHING
+    count = len(tokens) // 2
+    for index in range(0, len(tokens), 2):
+        if not index % (2 * CHECK_EVERY):
+            check()
+        if result is not _NOTHING:
+            raise NotPlainData("malformed message: trailing values")
+        tag, payload = tokens[index], tokens[index + 1]
+        if type(tag) is not str:
+            raise NotPlainData("malformed message: bad tag")
+        if tag == "i" and type(payload) is int:  # the common case first
+            value = payload
+        elif tag in _PACKED_TYPE:
+            value = _unpack(tag, payload)
+            count += len(value)
+            if count > MAX_VALUES:
+                raise NotPlainData(f"more than {MAX_VALUES} values")
+            check()
+        elif tag in ("l", "t", "S", "Z", "d"):
+            length = (payload * 2 if tag == "d" else payload) if type(payload) is int else -1
+            if not 0 <= length <= (len(tokens) - index) // 2:
+                raise NotPlainData("malformed message: bad container length")
+            if length:
+                if hashed_from is None and stack and _hashes_next(stack[-1]):
+                    hashed_from = len(stack)
+                if hashed_from is not None and len(stack) - hashed_from >= MAX_HASHED_DEPTH:
+                    raise NotPlainData(f"a set element or dict key nested more than "
+                                       f"{MAX_HASHED_DEPTH} deep")
+                stack.append([tag, [], length])
+                continue
+            value = _build(tag, [], check)
+        else:
+            value = _decode_scalar(tag, payload)
+        while stack:  # attach the value; close every container it completes
+            frame = stack[-1]
+            frame[1].append(value)
+            frame[2] -= 1
+            if frame[2]:
+                break
+            stack.pop()
+            if hashed_from == len(stack):
+                hashed_from = None
+            value = _build(frame[0], frame[1], check)
+        else:
+            result = value
+    if result is _NOTHING:
+        raise NotPlainData("malformed message: incomplete")
+    return result
+
+
+def _hashes_next(frame: list) -> bool:
+    """Whether the next item of this open container is hashed: a set's or frozenset's
+    element, a dict's key."""
+    return frame[0] in "SZ" or (frame[0] == "d" and not len(frame[1]) % 2)
+
+
+def _unpack(tag: str, payload) -> list:
+    kind = _PACKED_TYPE[tag]
+    if type(payload) is not list or not all(type(x) is kind for x in payload):
+        raise NotPlainData("malformed message: bad packed list")
+    return payload
+
+
+def _decode_scalar(tag, payload):
+    if tag == "f":
+        if type(payload) is float or (type(payload) is str and payload in ("inf", "-inf", "nan")):
+            return float(payload)
+        raise NotPlainData("malformed message: bad float")
+    expected = _PAYLOAD_TYPES.get(tag)
+    if expected is None or type(payload) is not expected:
+        raise NotPlainData("malformed message: bad token")
+    try:
+        return _DECODE_SCALAR[tag](payload)
+    except ValueError:
+        raise NotPlainData("malformed message: bad number or bytes") from None
+
+
+def _build(tag: str, items: list, check: Callable[[], None]):
+    if tag == "l":
+        return items
+    if tag == "t":
+        return tuple(items)
+    try:
+        if tag == "d":
+            built: dict | set = {}
+            for n in range(0, len(items), 2):
+                built[items[n]] = items[n + 1]
+                if not n % (2 * INSERTS_PER_CHECK):
+                    check()
+            return built
+        built = set()
+        for n, item in enumerate(items):
+            built.add(item)
+            if not n % INSERTS_PER_CHECK:
+                check()
+    except (TypeError, RecursionError) as exc:  # unhashable, or too deep to hash
+        raise NotPlainData(f"malformed message: {exc}") from None
+    return built if tag == "S" else frozenset(built)
+
+
+def encode_message(obj) -> bytes:
+    """Length-prefixed message; `NotPlainData` before anything is sent if it is too large."""
+    data = to_wire(obj).encode()
+    if len(data) > MAX_MESSAGE:
+        raise NotPlainData(f"message of {len(data)} bytes exceeds {MAX_MESSAGE}")
+    return len(data).to_bytes(4, "big") + data
+
+
+def message_size(header: bytes) -> int:
+    size = int.from_bytes(header, "big")
+    if size > MAX_MESSAGE:
+        raise NotPlainData(f"message of {size} bytes exceeds {MAX_MESSAGE}")
+    return size
+
+
+def receive_message(sock: socket.socket):
+    """The next message on a blocking socket (the zygote's control line, unbuffered);
+    EOFError when the peer has closed."""
+    return from_wire(_recv_exact(sock, message_size(_recv_exact(sock, 4))))
+
+
+def read_message(stream):
+    """The next message from a buffered binary stream (a candidate's channel: one read for
+    most messages); EOFError when the peer has closed."""
+    header = stream.read(4)
+    body = stream.read(message_size(header)) if len(header) == 4 else b""
+    if len(header) < 4 or len(body) < message_size(header):
+        raise EOFError("peer closed")
+    return from_wire(body)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise EOFError("peer closed")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,128 @@
+"""The candidates' system-call filter (seccomp), built with libseccomp through `pyseccomp`.
+
+The zygote compiles the filter (`build`) and installs it on itself (`install`) at the end of
+its set-up, with no_new_privs; every candidate it forks inherits it, as does everything a
+candidate starts, and no process can remove it. (Installing it once rather than per candidate
+keeps the kernel from compiling a BPF program for every job.) So the filter also allows what
+the zygote needs per job, `mount`/`umount2` for the fresh /tmp and `clone` into new PID and IPC
+namespaces: these need CAP_SYS_ADMIN, which a candidate (an unprivileged uid that can create
+no user namespace) never holds, so the kernel refuses them to candidates anyway.
+
+Default: allow (Python, numpy and the standard library need a wide, version-dependent set of
+calls; an allow list would break honest programs in ways no test would show). Denied, with the
+error a program sees, are the calls below: each either keeps state beyond the job, reaches
+outside the sandbox, or is kernel attack surface with no use in a test run. Calls of another
+architecture's ABI (i386 `int 0x80`, x32) kill the process, so that no other numbering bypasses
+the list. `pyseccomp` (MIT) is a pure-Python ctypes binding of the system's libseccomp
+(Debian/Ubuntu `libseccomp2`); where either is missing there is no filter, and
+`evalpack.execution.isolation()` says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import socket
+
+DENIED: dict[str, tuple[tuple[str, ...], str]] = {
+    "keyrings": (("add_key", "keyctl", "request_key"),
+                 "a uid's kernel keyrings outlive the job: state passed from job to job"),
+    "other processes' memory": (("ptrace", "process_vm_readv", "process_vm_writev",
+                                 "pidfd_getfd", "kcmp"),
+                                "reading or steering another process"),
+    "kernel attack surface": (("bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
+                               "io_uring_enter", "io_uring_register", "fanotify_init",
+                               "lookup_dcookie", "uselib"),
+                              ("no use in a test; common in kernel exploits; io_uring "
+                              "would also open sockets past this filter")),
+    "namespaces and mounts": (("unshare", "setns", "pivot_root", "chroot", "fsopen",
+                               "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
+                               "mount_setattr"),
+                              "leaving or reshaping the sandbox's namespaces and root"),
+    "the system": (("kexec_load", "kexec_file_load", "init_module", "finit_module",
+                    "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl",
+                    "syslog", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+                    "sethostname", "setdomainname", "iopl", "ioperm", "name_to_handle_at",
+                    "open_by_handle_at", "vhangup"),
+                   ("host-wide state (most need capabilities a candidate lacks: defence in "
+                   "depth)")),
+}
+# clone() with any of these flags (new namespaces) is refused; clone3() passes its flags in
+# memory a filter cannot read, so it answers ENOSYS and the C library falls back to clone().
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x10000000, 0x40000000, 0x00000080)
+#                  NEWNS, NEWCGROUP, NEWUTS, NEWUSER, NEWNET, NEWTIME (NEWPID, NEWIPC: above)
+FULL_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)  # inet: the empty network ns
+FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet sockets at all
+FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+
+
+def _binding():
+    try:
+        import pyseccomp
+    except (ImportError, OSError, RuntimeError):  # no pyseccomp, or no libseccomp.so.2
+        return None
+    return pyseccomp
+
+
+def available() -> bool:
+    return _binding() is not None
+
+
+def build(families: tuple[int, ...]) -> bytes:
+    """The compiled filter (BPF instructions) allowing new sockets of `families` only."""
+    sc = _binding()
+    deny = sc.ERRNO(errno.EPERM)
+    flt = sc.SyscallFilter(sc.ALLOW)
+    flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+    for names, _reason in DENIED.values():
+        for name in names:
+            _add(flt, deny, name)
+    for flag in NAMESPACE_FLAGS:
+        _add(flt, deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    _add(flt, sc.ERRNO(errno.ENOSYS), "clone3")
+    refuse = sc.ERRNO(errno.EAFNOSUPPORT)
+    for call in ("socket", "socketpair"):
+        # socket() reads its family as a 32-bit int: a value with high bits set is >= the range
+        _add(flt, refuse, call, sc.Arg(0, sc.GE, FAMILY_RANGE))
+        for family in range(FAMILY_RANGE):
+            if family not in families:
+                _add(flt, refuse, call, sc.Arg(0, sc.EQ, family))
+    program = os.memfd_create("seccomp-bpf")
+    try:
+        flt.export_bpf(_Descriptor(program))
+        return os.pread(program, 1 << 20, 0)
+    finally:
+        os.close(program)
+
+
+def _add(flt, action: int, name: str, *args) -> None:
+    try:
+        flt.add_rule(action, name, *args)
+    except (OSError, ValueError):  # a call this architecture does not have
+        if name in ("uselib", "iopl", "ioperm", "vhangup"):
+            return
+        raise
+
+
+class _Descriptor:
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install(program: bytes) -> None:
+    """Install a compiled filter in this process (no_new_privs must be set, or root); it
+    holds for every process forked from it afterwards."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter")

@@ -1,0 +1,236 @@
+"""The untrusted side of `evalpack.execution`: a zygote interpreter that forks one sandboxed
+candidate process per job. It never receives a test or an expected value.
+
+    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID  # serve a pool slot
+    python -I -m evalpack.sandbox.zygote LEVEL probe           # print the isolation reached
+
+LEVEL is "auto", or "session+limits" to force the fallback (the harness passes the user's
+EVALPACK_SANDBOX on, as the zygote's environment is not the user's).
+
+The harness starts it with a fresh minimal environment (limits.CANDIDATE_ENV), so no secret of
+the user's shell is ever in its memory or in any candidate's. Set-up, once per zygote: as root
+(where root may not create namespaces, or without root, the zygote falls back to
+"session+limits" and says so; if namespaces are granted but a later step fails, it stops rather
+than run half-isolated): an empty network namespace, the slot's cgroup (see `cgroups`) and the
+minimal read-only root (see `rootfs`); at every level, the seccomp filter is compiled (see
+`seccomp`), which the zygote then installs on itself, so that every candidate inherits it.
+
+Per job: a fresh /tmp, then the candidate is cloned into new PID and IPC namespaces (see
+`rootfs`); it drops to the slot's unprivileged uid, takes its resource limits and runs the
+program, answering calls with plain data.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+
+from . import cgroups, rootfs, seccomp
+from .limits import (
+    CANDIDATE_ENV,
+    FALLBACK,
+    FILE_SIZE_LIMIT,
+    MEMORY_LIMIT,
+    OPEN_FILES_LIMIT,
+    OUTPUT_CAP,
+    PROCESS_LIMIT,
+)
+from .protocol import encode_message, read_message, receive_message
+
+PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "typing",
+             "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
+             "random", "operator", "copy", "json")
+FULL = "namespaces+uid"
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
+
+
+class State:
+    """What set-up reached: the level, the compiled seccomp filter, the slot's cgroup."""
+
+    def __init__(self, full: bool, bpf: bytes | None, group: cgroups.SlotGroup | None):
+        self.full, self.bpf, self.group = full, bpf, group
+
+    def describe(self) -> str:
+        """e.g. "namespaces+uid+seccomp+cgroups"; a missing layer is left out."""
+        return (FULL if self.full else FALLBACK) + "+seccomp" * bool(self.bpf) + (
+            "+cgroups" * bool(self.group))
+
+
+def set_up(level: str, uid: int | None) -> State:
+    """Enter full isolation where this host allows it (and `level` is not FALLBACK). `uid`
+    None: a probe, which prepares a cgroup of its own without joining it."""
+    for module in PRELOADED:
+        __import__(module)
+    full = level != FALLBACK and os.geteuid() == 0 and rootfs.enter_namespaces()
+    families = seccomp.FULL_FAMILIES if full else seccomp.FALLBACK_FAMILIES
+    bpf = seccomp.build(families) if seccomp.available() else None
+    group = None
+    if full:  # from here on a failure is fatal: never a half-isolated zygote
+        if uid is not None:
+            group = cgroups.join_slot(uid)
+        else:
+            group = cgroups.prepare("probe")
+        rootfs.build_root()
+        rootfs.fresh_scratch(0)
+    if bpf:
+        rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+        seccomp.install(bpf)  # inherited by every candidate
+    return State(full, bpf, group)
+
+
+# ---------------------------------------------------------------- the candidate
+
+
+def _close_socket_layer() -> None:
+    """Fallback when no network namespace can be had: no new sockets from Python (seccomp,
+    where available, also refuses internet sockets to code that bypasses Python)."""
+    def refuse(*args, **kwargs):
+        raise OSError("network access is disabled in the sandbox")
+
+    socket.socket = refuse  # type: ignore[misc]
+    socket.create_connection = refuse  # type: ignore[assignment]
+
+
+def _limit_resources(cpu_seconds: int) -> None:
+    for limit, value in ((resource.RLIMIT_AS, MEMORY_LIMIT), (resource.RLIMIT_CPU, cpu_seconds),
+                         (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
+                         (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
+                         (resource.RLIMIT_NPROC, PROCESS_LIMIT), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(limit, (value, value))
+
+
+class _CappedOutput(io.TextIOBase):
+    """sys.stdout / sys.stderr of a candidate: the first OUTPUT_CAP bytes go to the capture
+    file, the rest is dropped, so a chatty honest program neither blocks nor fails."""
+
+    def __init__(self, fd: int):
+        self.fd, self.room = fd, OUTPUT_CAP
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8", "replace")[: self.room]
+        if data:
+            self.room -= os.write(self.fd, data)
+        return len(text)
+
+
+def _enter_candidate(channel: socket.socket, output_fd: int, request: dict,
+                     state: State) -> None:
+    """Turn this freshly forked process into the sandboxed candidate (irreversibly)."""
+    os.setsid()
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    sys.stdout = sys.stderr = _CappedOutput(1)
+    os.closerange(3, channel.fileno())
+    os.closerange(channel.fileno() + 1, 1 << 16)
+    workdir = rootfs.WORKDIR if state.full else request["workdir"]
+    os.chdir(workdir)
+    os.environ.clear()  # the zygote's own environment is CANDIDATE_ENV already
+    os.environ.update(CANDIDATE_ENV, HOME=workdir)
+    rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if state.full:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")  # the OOM killer takes a candidate before the zygote
+        uid = request["uid"]
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    else:
+        _close_socket_layer()
+    rootfs.check(rootfs.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    _limit_resources(request["cpu_seconds"])
+
+
+def _serve_candidate(channel: socket.socket, program: str, entry_point: str) -> None:
+    """Run the program, then answer calls of `entry_point` with plain data until killed."""
+    namespace = {"__name__": "__candidate__"}
+    try:
+        exec(compile(program, "<candidate>", "exec"), namespace)  # noqa: S102 (sandboxed)
+        function = namespace[entry_point]
+    except BaseException as exc:  # noqa: BLE001 (reported to the trusted side)
+        channel.sendall(encode_message({"error": _describe(exc)}))
+        return
+    channel.sendall(encode_message({"ready": True}))
+    calls = channel.makefile("rb")
+    while True:
+        args, kwargs = read_message(calls)
+        try:
+            message = encode_message({"result": function(*args, **kwargs)})
+        except BaseException as exc:  # noqa: BLE001 (SystemExit included: a failure)
+            message = encode_message({"error": _describe(exc)})
+        channel.sendall(message)
+
+
+def _describe(exc: BaseException) -> list[str]:
+    try:
+        text = str(exc)[:300]
+    except BaseException:  # noqa: BLE001 (an exception whose str() fails)
+        text = "(no description)"
+    return [type(exc).__name__, text]
+
+
+# ---------------------------------------------------------------- the zygote
+
+
+def _reap() -> None:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _spawn(request: dict, fds: list[int], state: State) -> int:
+    if state.full:
+        rootfs.fresh_scratch(request["uid"])
+    pid = rootfs.clone_into_new_namespaces() if state.full else os.fork()
+    if pid == 0:
+        channel = socket.socket(fileno=fds[0])
+        try:
+            _enter_candidate(channel, fds[1], request, state)
+            _serve_candidate(channel, request["program"], request["entry_point"])
+        finally:
+            os._exit(0)
+    return pid
+
+
+def serve(level: str, control: socket.socket, uid: int) -> None:
+    """Answer spawn requests: fork a candidate, send back its pid and a pidfd for it. The
+    trusted side kills it and waits for it through the pidfd; children are reaped here. Any
+    error ends the zygote quietly: the harness starts a fresh one."""
+    rootfs.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    rootfs.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    state = set_up(level, uid)
+    gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
+    group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
+    control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
+    while True:
+        try:
+            marker, fds, _, _ = socket.recv_fds(control, 1, 2)
+            if not marker or len(fds) != 2:
+                return
+            request = receive_message(control)
+            _reap()
+            pid = _spawn(request, fds, state)
+            pidfd = os.pidfd_open(pid)
+            for fd in fds:
+                os.close(fd)
+            socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [pidfd])
+            os.close(pidfd)
+        except Exception:  # noqa: BLE001 (a broken request or a vanished harness)
+            return
+
+
+if __name__ == "__main__":
+    if sys.argv[2] == "probe":
+        print(set_up(sys.argv[1], None).describe())
+    else:
+        serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]))
