@@ -6,6 +6,7 @@ merged, `TaskConfig` constructed) without downloading any dataset.
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,22 @@ def test_bbh_files_are_what_the_generator_writes(tmp_path):
     assert len(files) == 56
     for path, text in files.items():
         assert Path(path).read_text(encoding="utf-8") == text, path
+
+
+def test_the_readme_layout_map_names_every_module():
+    """Every module of the package is named in the README's Layout map; a task hook module is
+    named after its benchmark folder under tasks/."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    layout = readme[readme.index("## Layout"):readme.index("## Adding a benchmark")]
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", layout))
+    package = REPO / "utils"
+    missing = []
+    for module in package.rglob("*.py"):
+        relative = module.relative_to(package)
+        if len(relative.parts) == 1 or module.stem == "__init__":
+            continue
+        name = relative.parts[1] if len(relative.parts) > 2 else module.stem
+        is_hook = relative.parts[0] == "tasks" and (TASKS_DIR / name).is_dir()
+        if name not in words and not is_hook:
+            missing.append(str(relative))
+    assert missing == []
