@@ -16,9 +16,8 @@ import time
 from pathlib import Path
 
 from evalpack.core import data
-
-from evalpack.tasks import reasoning_math as tasks_reasoning
 from evalpack.scoring.bounded import bounded_map
+from evalpack.tasks import reasoning_math as tasks_reasoning
 
 
 def perturbations(solution: str, answer: str) -> list[str]:
