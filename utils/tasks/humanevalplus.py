@@ -1,0 +1,76 @@
+"""lm-eval hooks for HumanEval+ (`tasks/humanevalplus`), OLMES `codex_humanevalplus::tulu`.
+
+A HumanEval-family task differs from HumanEval only in its dataset, its test program and its
+time limit, so prompts, stop strings, extraction, batching and pass@k are `humaneval`'s. On top
+of the two HumanEval+ runs of each sample (OLMES's program and the extracted one) the same OLMES
+program is also run against HumanEval's original tests, so that the task can count the samples
+HumanEval passes and HumanEval+ fails: the reason to run HumanEval+ at all.
+"""
+
+from __future__ import annotations
+
+from .. import execution
+from ..core import data
+from . import humaneval
+
+# OLMES `codex_humanevalplus` metric_kwargs: 20 s for the whole test program (HumanEval: 3 s).
+DEFAULT_TIMEOUT = 20.0
+HUMANEVAL_DATASET = "openai/openai_humaneval"
+
+
+def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
+    """`custom_dataset` hook: HumanEval+ docs, each carrying the run's time limit (settable with
+    `--metadata '{"timeout": 30}'`) and HumanEval's original test of the same problem."""
+    dataset = data.load(**kwargs)
+    humaneval_tests = original_tests()
+
+    def extend(doc: dict) -> dict:
+        if doc["task_id"] not in humaneval_tests:
+            raise data.DataError(
+                f"{doc['doc_key']}: task_id {doc['task_id']!r} has no {HUMANEVAL_DATASET} problem"
+            )
+        return {"timeout": float(timeout), "humaneval_test": humaneval_tests[doc["task_id"]]}
+
+    return dataset.map(extend)
+
+
+def original_tests() -> dict[str, str]:
+    """HumanEval's own test of each problem, by task_id (same 164 task_ids as HumanEval+)."""
+    return {row["task_id"]: row["test"]
+            for row in data.load_split(HUMANEVAL_DATASET, None, "test")}
+
+
+def sample_jobs(doc: dict, completion: str) -> dict[str, execution.Job]:
+    """HumanEval's two runs of a sample against HumanEval+'s tests, plus OLMES's program
+    against HumanEval's original tests with HumanEval's time limit."""
+    return {
+        **humaneval.sample_jobs(doc, completion),
+        "humaneval": execution.Job(
+            program=doc["prompt"] + completion,
+            test=humaneval.test_program(doc["humaneval_test"], doc["entry_point"]),
+            entry_point=doc["entry_point"],
+            timeout=humaneval.DEFAULT_TIMEOUT,
+            trusted_prelude=doc["prompt"],
+        ),
+    }
+
+
+def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]]:
+    """Custom filter: every sample of every doc, all runs, in one parallel batch."""
+    return humaneval.run_samples(resps, docs, sample_jobs)
+
+
+def process_results(doc: dict, results: list[list[dict]]) -> dict:
+    """HumanEval's pass@k, plus how many of the doc's samples pass HumanEval's tests and fail
+    HumanEval+'s (OLMES's program in both)."""
+    samples = results[0]
+    scores = humaneval.process_results(doc, results)
+    scores["passes_humaneval_fails_plus"] = sum(
+        s["humaneval"]["passed"] and not s["olmes"]["passed"] for s in samples
+    )
+    return scores
+
+
+def total(counts: list[int]) -> int:
+    """Aggregation for counts: the sum over all docs of the run."""
+    return sum(counts)
