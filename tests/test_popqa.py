@@ -160,5 +160,5 @@ def test_offline_without_the_data_fails_with_one_line(tmp_path):
     assert run.stderr.strip().splitlines()[-1] == (
         "evalpack.core.data.DataError: dataset 'akariasai/PopQA' split 'test': offline and not in "
         "the Hugging Face cache; set EVALPACK_DATA_DIR=<mirror dir> holding "
-        "akariasai__PopQA/default/test.jsonl"
+        "akariasai__PopQA/default/test.jsonl (runs and `evalpack rescore` both read the datasets)"
     )

@@ -90,7 +90,8 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
         problems.append("resources must map resource names to numbers (num_gpus: 1)")
     if "model" not in ckpt:
         problems.append("needs `model`")
-    elif isinstance(args, (str, dict)):
+    elif not problems:  # the arguments are checked once the entry's shape is right (an unknown
+        # key such as `model_arg:` is usually the misspelt arguments themselves)
         problems += model_problems(str(ckpt["model"]), args)
     return problems
 
