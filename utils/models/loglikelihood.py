@@ -32,7 +32,8 @@ from types import SimpleNamespace
 import requests
 from tqdm import tqdm
 
-from .served import BadResponse, ServedRequestError, _retryable
+from .failures import retryable
+from .served import BadResponse, ServedRequestError
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ class CompletionsLoglikelihood:
             try:
                 return echoed_choices(self._post(payload), len(prompts))
             except (requests.RequestException, BadResponse) as exc:
-                if attempt == self.retries or not _retryable(exc):
+                if attempt == self.retries or not retryable(exc):
                     raise
                 log.warning("log-likelihood request to %s failed (%s); retrying", self.url, exc)
             attempt += 1

@@ -51,7 +51,6 @@ from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hin
 from .requests import cut_at_stops, repeat_numbers, stop_strings
 
 log = logging.getLogger(__name__)
-_retryable = retryable  # the name evalpack.models.loglikelihood imports
 
 CACHE_ATTR = "evalpack-served"  # cache-key namespace, apart from lm-eval's per-args keys
 SAMPLING_ONLY = ("top_p", "top_k", "min_p")  # dropped for greedy decoding
@@ -329,15 +328,20 @@ class ServedGeneration:
 
     def _post(self, payload: dict, dispatch: Dispatch | None = None):
         self.pacer.wait(dispatch)
-        response = requests.post(self.url, json=payload, headers=self.request_headers(),
-                                 timeout=self.timeout)
-        if not response.ok:
-            raise requests.HTTPError(
-                f"HTTP {response.status_code}: {response.text[:300]}", response=response)
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise BadResponse(f"malformed JSON: {response.text[:200]!r}") from exc
+        return post_json(self.url, payload, self.request_headers(), self.timeout)
+
+
+def post_json(url: str, payload: dict, headers: dict, timeout: float):
+    """POST `payload` and return the JSON answer; an HTTP error status is `HTTPError` (with the
+    response, so callers can tell retryable ones), an answer that is not JSON `BadResponse`."""
+    response = requests.post(url, json=payload, headers=headers, timeout=timeout)
+    if not response.ok:
+        raise requests.HTTPError(
+            f"HTTP {response.status_code}: {response.text[:300]}", response=response)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise BadResponse(f"malformed JSON: {response.text[:200]!r}") from exc
 
 
 def stop_field(stops: list[str], limit: int | None = None) -> dict:

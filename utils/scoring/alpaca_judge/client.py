@@ -24,7 +24,8 @@ from pathlib import Path
 
 import requests
 
-from ...models.served import BadResponse, _retryable
+from ...models.failures import retryable
+from ...models.served import BadResponse, post_json
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +212,7 @@ class JudgeClient:
             try:
                 return first_choice(self._post(payload))
             except (requests.RequestException, BadResponse) as exc:
-                if attempt == self.settings.max_retries or not _retryable(exc):
+                if attempt == self.settings.max_retries or not retryable(exc):
                     raise
                 log.info("judge attempt %d failed (%s); retrying", attempt + 1, exc)
             attempt += 1
@@ -220,15 +221,7 @@ class JudgeClient:
     def _post(self, payload: dict):
         with self._count_lock:
             self.sent += 1
-        response = requests.post(self.settings.url, json=payload, headers=self._headers(),
-                                 timeout=self.settings.timeout)
-        if not response.ok:
-            raise requests.HTTPError(
-                f"HTTP {response.status_code}: {response.text[:300]}", response=response)
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise BadResponse(f"malformed JSON: {response.text[:200]!r}") from exc
+        return post_json(self.settings.url, payload, self._headers(), self.settings.timeout)
 
     def _headers(self) -> dict:
         key = os.environ.get(self.settings.api_key_env)
