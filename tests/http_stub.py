@@ -15,6 +15,18 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+    """Answer with JSON bytes; a client that already gave up (a timeout test) is no error."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def default_reply(payload: dict) -> str:
     """Distinct for every seed (OpenAI-style servers) and every sample (answer servers)."""
     return f"reply to seed={payload.get('seed')} sample={payload.get('sample_id')}"
@@ -92,12 +104,19 @@ def _handler_for(stub: Stub):
 
         def do_POST(self) -> None:
             payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            record, fault = stub._begin(self.path, payload)
+            self.record, fault = stub._begin(self.path, payload)
             try:
                 time.sleep(stub.delay)
                 self._respond(payload, fault)
             finally:
-                stub._end(record)
+                self._finish()
+
+        def _finish(self) -> None:
+            # a request stops counting as in flight before its answer leaves: the client may
+            # send its next request the moment it has read this one's
+            if getattr(self, "record", None) is not None:
+                stub._end(self.record)
+                self.record = None
 
         def _respond(self, payload: dict, fault: str | None) -> None:
             if fault == "slow":
@@ -124,14 +143,8 @@ def _handler_for(stub: Stub):
                 self._send(200, json.dumps(body).encode())
 
         def _send(self, status: int, data: bytes) -> None:
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test)
+            self._finish()
+            send_json(self, status, data)
 
         def log_message(self, *args) -> None:
             pass

@@ -20,6 +20,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from http_stub import send_json
+
 PATH = "/v1/chat/completions"
 _OUTPUT = re.compile(r'"model_identifier": "(m|M)",\s*"output": """(.*?)"""\n    }', re.DOTALL)
 
@@ -122,15 +124,7 @@ def _handler_for(stub: JudgeStub):
                 self._send(200, stub.answer(payload))
 
         def _send(self, status: int, body: dict) -> None:
-            data = json.dumps(body).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test)
+            send_json(self, status, json.dumps(body).encode())
 
         def log_message(self, *args) -> None:
             pass
