@@ -30,6 +30,11 @@ SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 ROOT = "/tmp/.sandbox-root"  # inside the zygote's private /tmp, never the host's
 DEVICES = ("null", "zero", "full", "random", "urandom")
 WORKDIR = "/tmp/work"
+# Runtime paths under /tmp (a venv in a checkout under /tmp, as a CI clone may be) would be
+# hidden by the scratch /tmp: they are staged read-only under STAGED and bound back into every
+# job's fresh /tmp at their own path.
+STAGED = "/.runtime"
+_under_tmp: list[str] = []
 
 libc = ctypes.CDLL(None, use_errno=True)
 _python = ctypes.PyDLL(None, use_errno=True)  # calls keep the GIL, as around fork() in os.fork
@@ -55,10 +60,19 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
 
 
 def _runtime_paths() -> list[str]:
-    """What a candidate may see: the system runtime and this Python (base and venv)."""
+    """What a candidate may see: the system runtime and this Python (base and venv, and any
+    other package folder on its path, e.g. one a `.pth` file adds; never a source checkout)."""
     paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-             sys.base_prefix, sys.prefix]
-    return [p for p in dict.fromkeys(paths) if os.path.lexists(p)]
+             os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)]
+    paths += [os.path.realpath(p) for p in sys.path
+              if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)]
+    kept = [p for p in dict.fromkeys(paths) if os.path.lexists(p)]
+    # a folder already inside another one is seen through it
+    return [p for p in kept if not any(p.startswith(q + "/") for q in kept if q != p)]
+
+
+def _is_under_tmp(path: str) -> bool:
+    return path == "/tmp" or path.startswith("/tmp/")
 
 
 def _bind_readonly(source: str, target: str) -> None:
@@ -95,11 +109,21 @@ def _mount_proc(target: str) -> None:
 def build_root() -> None:
     """The minimal read-only root, built in the zygote's private mount namespace; chroot."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    paths = _runtime_paths()
+    # held open (O_PATH) so that they can still be bound once the host's /tmp is hidden
+    held = {p: os.open(p, os.O_PATH) for p in paths if _is_under_tmp(p)}
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
     os.mkdir(ROOT)
     _mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    for path in _runtime_paths():
-        _place(path, ROOT)
+    for path in paths:
+        if path in held:
+            os.makedirs(ROOT + STAGED + path)
+            fd = held.pop(path)
+            _bind_readonly(f"/proc/self/fd/{fd}", ROOT + STAGED + path)
+            os.close(fd)
+            _under_tmp.append(path)
+        else:
+            _place(path, ROOT)
     for name in DEVICES:
         _place(f"/dev/{name}", ROOT)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
@@ -120,6 +144,9 @@ def fresh_scratch(uid: int) -> None:
         check(libc.umount2(b"/tmp", MNT_DETACH), "umount /tmp")
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={SCRATCH_SIZE},nr_inodes=4096,mode=1777")
+    for path in _under_tmp:
+        os.makedirs(path, 0o755, exist_ok=True)
+        _bind_readonly(STAGED + path, path)
     os.mkdir(WORKDIR, 0o700)
     os.chown(WORKDIR, uid, uid)
 
