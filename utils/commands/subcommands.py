@@ -179,7 +179,7 @@ def leaderboard_run(args: argparse.Namespace) -> int:
     log.info(
         "leaderboard %s: %d pairs finished earlier, %d ran, %d failed%s",
         args.output, len(outcome["done"]), len(outcome["ran"]), len(outcome["failed"]),
-        f" ({', '.join(outcome['failed'])})" if outcome["failed"] else "",
+        f" ({', '.join(sorted(outcome['failed']))})" if outcome["failed"] else "",
     )
     return 1 if outcome["failed"] else 0
 
