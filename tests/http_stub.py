@@ -78,10 +78,17 @@ class Stub:
             fault = self.faults.pop(0) if self.faults else self.fault_for(payload)
         return record, fault
 
-    def _end(self, record: dict) -> None:
+    def _release(self, record: dict) -> None:
+        """The request stops counting as in flight (its answer is about to leave)."""
         with self._lock:
-            self.in_flight -= 1
-            record["end"] = time.monotonic()
+            if not record.get("released"):
+                record["released"] = True
+                self.in_flight -= 1
+
+    def _end(self, record: dict) -> None:
+        """The answer has been written: the request was answered."""
+        self._release(record)
+        record["end"] = time.monotonic()
 
     def body(self, path: str, text: str) -> dict:
         if path == "/v1/chat/completions":
@@ -109,14 +116,7 @@ def _handler_for(stub: Stub):
                 time.sleep(stub.delay)
                 self._respond(payload, fault)
             finally:
-                self._finish()
-
-        def _finish(self) -> None:
-            # a request stops counting as in flight before its answer leaves: the client may
-            # send its next request the moment it has read this one's
-            if getattr(self, "record", None) is not None:
                 stub._end(self.record)
-                self.record = None
 
         def _respond(self, payload: dict, fault: str | None) -> None:
             if fault == "slow":
@@ -143,7 +143,10 @@ def _handler_for(stub: Stub):
                 self._send(200, json.dumps(body).encode())
 
         def _send(self, status: int, data: bytes) -> None:
-            self._finish()
+            # no longer in flight before the answer leaves: the client may send its next
+            # request the moment it has read this one's
+            if getattr(self, "record", None) is not None:
+                stub._release(self.record)
             send_json(self, status, data)
 
         def log_message(self, *args) -> None:
