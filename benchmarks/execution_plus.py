@@ -38,6 +38,7 @@ import numpy  # noqa: F401  (loaded in OLMES's process before it forks, as here)
 
 from evalpack import execution
 from evalpack.core import data
+from evalpack.tasks import humaneval
 
 TIMEOUT = 20.0  # OLMES codex_humanevalplus
 
@@ -56,8 +57,8 @@ def test_program(problem: dict) -> str:
 
 
 def time_evalpack(problems: list[dict]) -> tuple[float, list[execution.Verdict]]:
-    jobs = [execution.Job(p["prompt"] + p["canonical_solution"], test_program(p),
-                          p["entry_point"], TIMEOUT, p["prompt"]) for p in problems]
+    jobs = [humaneval.job({**p, "timeout": TIMEOUT}, p["prompt"] + p["canonical_solution"])
+            for p in problems]
     start = time.perf_counter()
     verdicts = execution.run_jobs(jobs)
     return time.perf_counter() - start, verdicts
@@ -119,7 +120,8 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    programs = load_problems() * args.copies
+    # a problem's copies one after the other, as a run's samples come (doc by doc)
+    programs = [problem for problem in load_problems() for _ in range(args.copies)]
     walls = {"evalpack": 0.0, "OLMES way": 0.0}
     passed, timeouts = Counter(), Counter()
     job_cpu = 0.0  # evalpack: CPU time of its jobs, candidate and trusted side (cgroups only)

@@ -38,13 +38,21 @@ def test_floats_round_trip_bit_for_bit(value):
 @pytest.mark.parametrize("value", [
     [0.1 * k for k in range(1000)] + [float("inf"), -0.0], ["é\ud800", ""] * 20,
     list(range(-50, 50)), [2**60] * 20 + [2**53], [True] * 20, [1] * 20 + [1.5],
-    [[1.0] * 20] * 3, [np.float64(1.5)] * 20,
-], ids=["floats", "strings", "ints", "big ints", "bools", "mixed", "nested", "numpy"])
+    [[1.0] * 20] * 3, [np.float64(1.5)] * 20, [None, True, 0, 0.0, -0.0, "0", float("nan")] * 3,
+], ids=["floats", "strings", "ints", "big ints", "bools", "mixed", "nested", "numpy", "scalars"])
 def test_long_lists_round_trip_exactly_packed_or_not(value):
     expected = [v.item() if isinstance(v, np.generic) else v for v in value]
     decoded = from_wire(to_wire(value))
     assert repr(decoded) == repr(expected)
     assert [type(v) for v in decoded] == [type(v) for v in expected]
+
+
+def test_long_lists_of_scalars_travel_packed():
+    tribonacci = [1, 3] + [1 + k / 2 if k % 2 == 0 else 2.5 * k for k in range(2, 1000)]
+    assert to_wire(tribonacci).startswith('["ld",["000000000000f03f0000000000000840')  # doubles
+    assert to_wire(tribonacci).endswith('",[0,1]]]')  # ... and where the integers were
+    assert to_wire(["a", None] * 8).startswith('["lj",["a",null,')
+    assert to_wire([1] * 19 + [2**60]).startswith('["l",20,')  # a big int: token by token
 
 
 def test_a_million_floats_cross_in_well_under_a_second_each_way():
@@ -88,7 +96,9 @@ def test_cycles_and_too_many_values_are_refused():
 @pytest.mark.parametrize("text", [
     '["l",2,"i",1]', '["i",1,"i",2]', '{"i":1}', '["S",1,"l",0]', '["x",1]', '["i","1"]',
     '["l",-1]', '["f","1e5"]', '["I","zz"]', '["b","0"]', '["B",1]', "[" * 100_000, "",
-    '["i",' + "9" * 5000 + "]", "[[1],1]", '[{"a":1},1]', '["lf",[1,2]]', '["li",[1.5]]', '["ls","x"]', '["lf",[[1.0]]]',
+    '["i",' + "9" * 5000 + "]", "[[1],1]", '[{"a":1},1]', '["lj",[[1.0]]]', '["lj",[{"a":1}]]', '["lj","x"]', '["lj",[1,2]]"x"', '["ld",[1,2]]',
+    '["ld",["00",[]]]', '["ld",["0000000000000000",[0,0]]]', '["ld",["000000000000f87f",[0]]]',
+    '["ld",["0000000000000000",[1]]]', '["ld",["0000000000000000",[true]]]', '["ld",["zz",[]]]',
 ])
 def test_malformed_messages_are_refused(text):
     with pytest.raises(NotPlainData):

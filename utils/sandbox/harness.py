@@ -7,6 +7,16 @@ happens here, so nothing the candidate does can make an assertion pass; its exit
 or a non-plain result fails the job even when the test catches exceptions. A test that never
 calls the candidate is an error, not a pass.
 
+Planned calls: a job may say which calls its test is expected to make (`Job.calls`, e.g. the
+literal `inputs` of a HumanEval+ test). The candidate then receives them with its program and
+answers them in order without waiting for each call, so a job with thousands of calls does not
+cross the process boundary twice per call. Each call the test actually makes is checked
+against the plan (same arguments, by `repr`, which tells 1 from 1.0 and True, a list from a
+tuple); the candidate computed the same calls in the same order as it would have one by one,
+so its answers are the ones it would have given. If the test strays from the plan, the job is
+run again from scratch, call by call. The plan is a prediction only: what the candidate sends
+back is checked exactly as any answer.
+
 Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and
 of this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a
 backstop for a job that waits. Without cgroups, `timeout` seconds of wall time. Both are
@@ -19,6 +29,7 @@ decided a verdict.
 from __future__ import annotations
 
 import builtins
+import hashlib
 import os
 import shutil
 import signal
@@ -33,7 +44,7 @@ from functools import lru_cache
 from ..scoring.bounded import bounded_map
 from . import pool
 from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
-from .protocol import NotPlainData, encode_message, from_wire, message_size
+from .protocol import NotPlainData, encode_message, from_wire, message_size, to_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
 CPU_SLACK = 0.15  # seconds a group may run ahead of its one-core quota (one CFS period, and more)
@@ -46,6 +57,8 @@ class Job:
     entry_point: str
     timeout: float = 3.0
     trusted_prelude: str = ""  # trusted: defined before the test runs (the prompt's helpers)
+    calls: str = ""  # trusted: an expression for the positional arguments of each call the
+    #                  test is expected to make, in order (optional; see "Planned calls")
 
 
 @dataclass
@@ -57,6 +70,10 @@ class Verdict:
     output: str = ""  # the candidate's stdout+stderr, capped
     cpu_seconds: float | None = None  # the job's own CPU time (None: no cgroup to measure it)
     limit: str = ""  # which limit decided the verdict: "cpu", "wall", "memory" or ""
+
+
+class _Strayed(BaseException):
+    """The test made a call its job's plan did not predict."""
 
 
 class CandidateFailure(BaseException):
@@ -113,11 +130,14 @@ class _Proxy:
     """Stands in for the candidate's function on the trusted side. Remembers the first
     failure, which decides the verdict whatever the test does with the exception."""
 
-    def __init__(self, channel: socket.socket, budget: Budget):
+    def __init__(self, channel: socket.socket, budget: Budget, planned: tuple[str, ...] = ()):
         self.channel, self.budget = channel, budget
+        self.planned = planned  # repr of each planned call's arguments, in order
         self.calls = 0
+        self.strayed = False
         self.failure: CandidateFailure | None = None
-        self.buffer = bytearray()  # what the candidate sent beyond the message being read
+        self.buffer = bytearray()  # what the candidate sent: read from `offset` on
+        self.offset = 0
         # Waits are bounded by the budget: on the main thread the watchdog's ticks interrupt a
         # blocked call; elsewhere the channel wakes every TICK to check it.
         main = threading.current_thread() is threading.main_thread()
@@ -127,11 +147,22 @@ class _Proxy:
         self.calls += 1
         if self.failure is not None:
             raise self.failure
+        if self.calls <= len(self.planned) and not self._as_planned(args, kwargs):
+            self.strayed = True
+            raise _Strayed
         try:
-            return self._call(args, kwargs)
+            if self.calls > len(self.planned):
+                self._ask(args, kwargs)
+            return self._answer()
         except CandidateFailure as failure:
             self.failure = self.failure or failure
             raise self.failure from None
+
+    def _as_planned(self, args: tuple, kwargs: dict) -> bool:
+        try:
+            return not kwargs and repr(args) == self.planned[self.calls - 1]
+        except (ValueError, RecursionError):  # an int too long to print, a value too deep
+            return False  # planned arguments print (see `_plan`): these differ
 
     def check(self) -> None:
         """Raise the time-limit failure once the budget is spent."""
@@ -140,12 +171,14 @@ class _Proxy:
             self.failure = self.failure or failure
             raise self.failure
 
-    def _call(self, args, kwargs):
+    def _ask(self, args, kwargs) -> None:
         try:
             message = encode_message([list(args), kwargs])
         except NotPlainData as exc:
             raise CandidateFailure("error", f"test passed non-plain data: {exc}") from None
         self._send(message)
+
+    def _answer(self):
         reply = self.receive(expected="result")
         if "error" in reply:
             name, text = reply["error"]
@@ -163,10 +196,11 @@ class _Proxy:
                 raise CandidateFailure("killed", "candidate process is gone") from None
 
     def _take(self, n: int) -> bytes:
-        """The next `n` bytes, however slowly the candidate trickles them in."""
-        while len(self.buffer) < n:
+        """The next `n` bytes, however slowly the candidate trickles them in (or however
+        many answers to planned calls it sends at once)."""
+        while len(self.buffer) - self.offset < n:
             try:
-                chunk = self.channel.recv(min(max(n - len(self.buffer), 1 << 16), 1 << 20))
+                chunk = self.channel.recv(min(max(n, 1 << 16), 1 << 20))
             except TimeoutError:
                 self.check()
                 continue
@@ -174,10 +208,11 @@ class _Proxy:
                 chunk = b""
             if not chunk:
                 raise CandidateFailure("killed", "candidate process exited or was killed")
+            del self.buffer[:self.offset]  # what was read already, once per receive
+            self.offset = 0
             self.buffer += chunk
-        data = bytes(self.buffer[:n])
-        del self.buffer[:n]
-        return data
+        self.offset += n
+        return bytes(self.buffer[self.offset - n:self.offset])
 
     def receive(self, expected: str) -> dict:
         """The candidate's next message: {expected: value} or {"error": [name, text]}."""
@@ -235,9 +270,40 @@ def _watchdog(proxy: _Proxy):
         signal.signal(signal.SIGALRM, previous)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    key: str  # names the plan in the zygote, which keeps the last few (`pool.remember`)
+    arguments: list  # each planned call's positional arguments, as a list (sent with the program)
+    printed: tuple[str, ...]  # repr of each planned call's arguments tuple
+
+
+@lru_cache(maxsize=256)
+def _plan(source: str) -> _Plan | None:
+    """The calls a job's `calls` expression predicts; None without one, or where the calls are
+    not sequences of plain data that print (then the job runs call by call)."""
+    if not source:
+        return None
+    try:
+        calls = [tuple(args) for args in eval(_compiled(source, "<calls>", "eval"), {})]
+        printed = tuple(map(repr, calls))
+        arguments = [list(args) for args in calls]
+        to_wire(arguments)  # plain data, within the message limits
+    except (Exception, RecursionError):  # noqa: BLE001 (a plan is optional)
+        return None
+    return _Plan(hashlib.sha256(source.encode()).hexdigest(), arguments, printed)
+
+
 def run_job(job: Job) -> Verdict:
     """One job, in the calling process, which becomes a slot's trusted worker: it starts a
     zygote and joins the slot's CPU group until `pool.close()`. Use `run_jobs`."""
+    plan = _plan(job.calls)
+    verdict = _attempt(job, plan) if plan else None
+    return verdict or _attempt(job, None)
+
+
+def _attempt(job: Job, plan: _Plan | None) -> Verdict | None:
+    """The job, its candidate answering `plan`'s calls ahead; None if the test strayed from
+    the plan (or the plan could not be sent)."""
     slot = pool.current()
     budget = Budget(job.timeout, slot)
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
@@ -247,16 +313,18 @@ def run_job(job: Job) -> Verdict:
                "cpu_seconds": max(1, int(job.timeout) + 2), "workdir": workdir}
     try:
         try:
-            pid, pidfd = slot.spawn(request, theirs, output)
+            pid, pidfd = slot.spawn(request, theirs, output, plan and (plan.key, plan.arguments))
         except NotPlainData as exc:
-            return Verdict(False, "error", f"program not sent: {exc}",
-                           time.monotonic() - budget.start)
+            return None if plan else Verdict(False, "error", f"program not sent: {exc}",
+                                             time.monotonic() - budget.start)
         theirs.close()
-        proxy = _Proxy(ours, budget)
+        proxy = _Proxy(ours, budget, plan.printed if plan else ())
         try:
             verdict = _run_test(job, proxy)
         finally:
             slot.kill(pid, pidfd)
+        if verdict is None:
+            return None
         verdict.output = os.pread(output, OUTPUT_CAP, 0).decode("utf-8", "replace")
     finally:
         for sock in (ours, theirs):
@@ -272,7 +340,8 @@ def run_job(job: Job) -> Verdict:
     return verdict
 
 
-def _run_test(job: Job, proxy: _Proxy) -> Verdict:
+def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
+    """The verdict, or None if the test strayed from the job's plan."""
     try:
         with _watchdog(proxy):
             ready = proxy.receive(expected="ready")
@@ -285,12 +354,16 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict:
             exec(_compiled(job.test, "<test>"), namespace)  # noqa: S102 (trusted test)
     except CandidateFailure as exc:
         proxy.failure = proxy.failure or exc
+    except _Strayed:
+        return None
     except AssertionError as exc:
         verdict = Verdict(False, "failed", f"assertion failed {_text(exc)}".strip(), 0.0)
     except Exception as exc:  # noqa: BLE001 (the candidate's exception, re-raised by the proxy)
         verdict = Verdict(False, "failed", f"{type(exc).__name__}: {_text(exc)}", 0.0)
     else:
         verdict = Verdict(True, "passed", "all assertions held", 0.0)
+    if proxy.strayed:  # whatever the test did with it
+        return None
     failure = proxy.failure or proxy.budget.exceeded()
     if failure is not None and failure.outcome == "killed":  # e.g. by its own CPU rlimit
         failure = proxy.budget.exceeded() or failure
@@ -302,10 +375,10 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict:
 
 
 @lru_cache(maxsize=256)
-def _compiled(source: str, name: str):
+def _compiled(source: str, name: str, mode: str = "exec"):
     """Trusted code, compiled once per worker: the samples of a problem share its test, and
-    HumanEval+'s take 41 ms each to compile (all 164: 11 MB of source, 30 MB compiled)."""
-    return compile(source, name, "exec")
+    HumanEval+'s take 11 ms each to compile (all 164: 11 MB of source, 30 MB compiled)."""
+    return compile(source, name, mode)
 
 
 def _text(exc: BaseException) -> str:

@@ -1,4 +1,6 @@
-"""One pool slot per trusted worker process: its zygote, its sandbox uid and its cgroup.
+"""One pool slot per trusted worker process: its zygote, its sandbox uid and its cgroup. The
+slot's worker, its zygote and their candidates share one CPU (they take turns: a test waits
+for its candidate's answers), so that handing a message over never wakes another CPU.
 
 A slot is replaced, zygote and all, whenever anything goes wrong between it and its zygote
 (a failed send, a malformed answer, a dead zygote), so a half-used zygote never serves another
@@ -15,10 +17,11 @@ import signal
 import socket
 import subprocess
 import sys
+from collections import OrderedDict
 
 from . import cgroups
 from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, UID_BASE, UID_SLOTS
-from .protocol import encode_message
+from .protocol import encode_message, remember
 
 
 def _zygote(*args: str) -> list[str]:
@@ -44,6 +47,8 @@ class Slot:
         self.owner = os.getpid()
         self._left = None
         self.uid, self._lock = _claim_uid()
+        _pin(self.uid)
+        self._plans: OrderedDict[str, None] = OrderedDict()  # the zygote's, mirrored
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
         self.zygote = subprocess.Popen(
@@ -78,10 +83,14 @@ class Slot:
     def healthy(self) -> bool:
         return self.owner == os.getpid() and self.zygote.poll() is None
 
-    def spawn(self, request: dict, channel_end: socket.socket, output: int) -> tuple[int, int]:
-        """Start a candidate; its pid and a pidfd for it. `NotPlainData` (nothing sent) for a
-        request over the message cap; any other failure closes the slot and re-raises."""
-        message = encode_message(request)
+    def spawn(self, request: dict, channel_end: socket.socket, output: int,
+              plan: tuple[str, list] | None = None) -> tuple[int, int]:
+        """Start a candidate, with `plan` (key, arguments of the planned calls) if any; its pid
+        and a pidfd for it. `NotPlainData` (nothing sent) for a request over the message cap;
+        any other failure closes the slot and re-raises."""
+        message = encode_message({**request, **self._plan_fields(plan)})
+        if plan:
+            remember(self._plans, plan[0])
         try:
             socket.send_fds(self.control, [b"\0"], [channel_end.fileno(), output])
             self.control.sendall(message)
@@ -90,6 +99,13 @@ class Slot:
         except BaseException:
             self.close()
             raise
+
+    def _plan_fields(self, plan: tuple[str, list] | None) -> dict:
+        """The request's plan: its key alone where the zygote keeps it from an earlier job."""
+        if plan is None:
+            return {"calls_key": ""}
+        key, arguments = plan
+        return {"calls_key": key} if key in self._plans else {"calls_key": key, "calls": arguments}
 
     def kill(self, pid: int, pidfd: int) -> None:
         """SIGKILL the candidate and return once it is gone. With full isolation it is init of
@@ -118,6 +134,12 @@ class Slot:
         self._lock = -1
         if self._left:
             cgroups.return_to(self._left)
+
+
+def _pin(uid: int) -> None:
+    """This worker (and the zygote it starts) onto one of the CPUs it may use, by slot."""
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpus[(uid - UID_BASE) % len(cpus)]})
 
 
 def _lock_path(uid: int) -> str:

@@ -7,8 +7,11 @@ tuples, sets, frozensets and dicts of those; exact types (a subclass, e.g. an in
 and its length, followed by its items. The JSON has no nesting, so neither side recurses: a
 value of any depth crosses, and the only RecursionError a test sees is the one plain Python
 would raise comparing it. Big integers travel in hexadecimal (linear time both ways, exempt
-from Python's 4300-digit limit on decimal conversion); a long list of floats only, strings
-only or small integers only travels as one JSON array.
+from Python's 4300-digit limit on decimal conversion). A long list is packed where it can be,
+so that C code handles it: floats and small integers (HumanEval/130 returns a million of them
+mixed) as the hexadecimal of their IEEE doubles (bit for bit) with the positions of the
+integers; other scalars that JSON carries exactly (None, bool, small int, float, str) as one
+JSON array.
 
 Decoding is bounded: MAX_MESSAGE bytes, MAX_VALUES values, MAX_HASHED_DEPTH levels inside a
 set or dict, and a `check` callback called every CHECK_EVERY values and every few set or dict
@@ -25,9 +28,13 @@ import json
 import math
 import socket
 import sys
+from array import array
+from collections import OrderedDict
 from collections.abc import Callable
+from itertools import compress, count, repeat
+from operator import is_
 
-from .limits import MAX_MESSAGE, MAX_VALUES
+from .limits import MAX_MESSAGE, MAX_VALUES, PLANS_KEPT
 
 CHECK_EVERY = 4096  # values decoded between two calls of `check`
 INSERTS_PER_CHECK = 16  # set / dict insertions between two calls of `check`
@@ -38,9 +45,12 @@ _NOTHING = object()
 # Hashing a tuple recurses in C with no depth check: a tuple a million deep crashes the process
 # that hashes it. Inside a set, frozenset or dict (whose building hashes), nesting is capped.
 MAX_HASHED_DEPTH = 10_000
-PACK_FROM = 16  # lists at least this long of one scalar type travel as one JSON array
-_PACKED_TAG = {float: "lf", str: "ls", int: "li"}
-_PACKED_TYPE = {"lf": float, "ls": str, "li": int}
+PACK_FROM = 16  # lists at least this long are packed where they can be (`_pack`)
+# Scalars a JSON array carries with their exact type: json writes 2.0 as "2.0" and 2 as "2",
+# true as "true", NaN and infinities by name, and reads each back as the same type and value.
+_JSON_EXACT = frozenset({type(None), bool, int, float, str})
+_NUMBERS = frozenset({int, float})
+PACKED_JSON, PACKED_NUMBERS = "lj", "ld"
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps would per call
 _DECODER = json.JSONDecoder()
 
@@ -66,10 +76,10 @@ def to_wire(value) -> str:
             count += len(item)
             if count + len(stack) >= MAX_VALUES:  # cycles end here too
                 raise NotPlainData(f"more than {MAX_VALUES} values")
-            packed = _packed(item) if kind is list and len(item) >= PACK_FROM else None
+            packed = _pack(item) if kind is list and len(item) >= PACK_FROM else None
             if packed:
-                size += sum(map(len, item)) if packed == "ls" else 0
-                tokens += (packed, item)
+                size += packed[2]
+                tokens += packed[:2]
                 continue
             count -= len(item)  # counted as they come off the stack
             tokens += (_CONTAINERS[kind], len(item))
@@ -88,15 +98,24 @@ def to_wire(value) -> str:
     return _ENCODER.encode(tokens)
 
 
-def _packed(items: list) -> str | None:
-    """The tag of a list of floats only, strings only or small integers only, which travels as
-    one JSON array (HumanEval+ results reach a million floats); None for any other list."""
-    first = type(items[0])
-    if first not in (float, str, int) or not all(type(x) is first for x in items):
+def _pack(items: list) -> tuple[str, object, int] | None:
+    """(tag, payload, bytes of text in it) for a list of scalars that packs, else None: floats
+    and small integers as doubles with the integers' positions, other JSON-exact scalars as one
+    JSON array. Integers must be small: exact as doubles and as JSON numbers."""
+    kinds = set(map(type, items))
+    if not kinds <= _JSON_EXACT:
         return None
-    if first is int and not -SAFE_INT < min(items) <= max(items) < SAFE_INT:
-        return None
-    return _PACKED_TAG[first]
+    integers: list[int] = []  # positions of the integers in a mixed list
+    if int in kinds:
+        if len(kinds) > 1:
+            integers = list(compress(count(), map(is_, map(type, items), repeat(int))))
+        ints = items if len(kinds) == 1 else [items[n] for n in integers]
+        if not -SAFE_INT < min(ints) <= max(ints) < SAFE_INT:
+            return None
+    if kinds <= _NUMBERS and float in kinds:
+        return PACKED_NUMBERS, [array("d", items).tobytes().hex(), integers], 0
+    text = sum(len(x) for x in items if type(x) is str) if str in kinds else 0
+    return PACKED_JSON, items, text
 
 
 def _scalar_token(item, kind) -> tuple[str, object]:
@@ -161,8 +180,8 @@ def _decode_tokens(tokens, check: Callable[[], None]):
             raise NotPlainData("malformed message: bad tag")
         if tag == "i" and type(payload) is int:  # the common case first
             value = payload
-        elif tag in _PACKED_TYPE:
-            value = _unpack(tag, payload)
+        elif tag in _UNPACK:
+            value = _UNPACK[tag](payload)
             count += len(value)
             if count > MAX_VALUES:
                 raise NotPlainData(f"more than {MAX_VALUES} values")
@@ -205,11 +224,28 @@ def _hashes_next(frame: list) -> bool:
     return frame[0] in "SZ" or (frame[0] == "d" and not len(frame[1]) % 2)
 
 
-def _unpack(tag: str, payload) -> list:
-    kind = _PACKED_TYPE[tag]
-    if type(payload) is not list or not all(type(x) is kind for x in payload):
+def _unpack_json(payload) -> list:
+    if type(payload) is not list or not set(map(type, payload)) <= _JSON_EXACT:
         raise NotPlainData("malformed message: bad packed list")
     return payload
+
+
+def _unpack_numbers(payload) -> list:
+    """The floats back bit for bit; the integers from the positions given, each a whole
+    double of the small range (ValueError from fromhex or a bad length: malformed)."""
+    doubles, integers = payload
+    values = array("d", bytes.fromhex(doubles)).tolist()
+    previous = -1
+    for n in integers:
+        if type(n) is not int or not previous < n < len(values):
+            raise NotPlainData("malformed message: bad packed numbers")
+        if not (values[n].is_integer() and -SAFE_INT < values[n] < SAFE_INT):
+            raise NotPlainData("malformed message: bad packed integer")
+        values[n], previous = int(values[n]), n
+    return values
+
+
+_UNPACK = {PACKED_JSON: _unpack_json, PACKED_NUMBERS: _unpack_numbers}
 
 
 def _decode_scalar(tag, payload):
@@ -247,6 +283,16 @@ def _build(tag: str, items: list, check: Callable[[], None]):
     except (TypeError, RecursionError) as exc:  # unhashable, or too deep to hash
         raise NotPlainData(f"malformed message: {exc}") from None
     return built if tag == "S" else frozenset(built)
+
+
+def remember(kept: OrderedDict, key: str, value=None) -> None:
+    """Keep `value` under `key` as the most recently used, dropping the oldest beyond
+    PLANS_KEPT: a zygote keeps the planned calls of recent jobs this way, and its slot mirrors
+    which keys are kept by applying it to the same requests in the same order."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > PLANS_KEPT:
+        kept.popitem(last=False)
 
 
 def encode_message(obj) -> bytes:

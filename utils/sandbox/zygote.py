@@ -30,6 +30,7 @@ import resource
 import signal
 import socket
 import sys
+from collections import OrderedDict
 
 from . import cgroups, rootfs, seccomp
 from .limits import (
@@ -41,7 +42,7 @@ from .limits import (
     OUTPUT_CAP,
     PROCESS_LIMIT,
 )
-from .protocol import encode_message, read_message, receive_message
+from .protocol import encode_message, read_message, receive_message, remember
 
 PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "typing",
              "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
@@ -149,24 +150,30 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict,
     _limit_resources(request["cpu_seconds"])
 
 
-def _serve_candidate(channel: socket.socket, program: str, entry_point: str) -> None:
-    """Run the program, then answer calls of `entry_point` with plain data until killed."""
+def _serve_candidate(channel: socket.socket, request: dict) -> None:
+    """Run the program, answer the planned calls in order (each answer sent as soon as it is
+    computed), then answer calls of the entry point with plain data until killed."""
     namespace = {"__name__": "__candidate__"}
     try:
-        exec(compile(program, "<candidate>", "exec"), namespace)  # noqa: S102 (sandboxed)
-        function = namespace[entry_point]
+        exec(compile(request["program"], "<candidate>", "exec"), namespace)  # noqa: S102
+        function = namespace[request["entry_point"]]
     except BaseException as exc:  # noqa: BLE001 (reported to the trusted side)
         channel.sendall(encode_message({"error": _describe(exc)}))
         return
     channel.sendall(encode_message({"ready": True}))
+    for args in request["calls"]:
+        channel.sendall(_answer(function, args, {}))
     calls = channel.makefile("rb")
     while True:
         args, kwargs = read_message(calls)
-        try:
-            message = encode_message({"result": function(*args, **kwargs)})
-        except BaseException as exc:  # noqa: BLE001 (SystemExit included: a failure)
-            message = encode_message({"error": _describe(exc)})
-        channel.sendall(message)
+        channel.sendall(_answer(function, args, kwargs))
+
+
+def _answer(function, args: list, kwargs: dict) -> bytes:
+    try:
+        return encode_message({"result": function(*args, **kwargs)})
+    except BaseException as exc:  # noqa: BLE001 (SystemExit included: a failure)
+        return encode_message({"error": _describe(exc)})
 
 
 def _describe(exc: BaseException) -> list[str]:
@@ -180,6 +187,16 @@ def _describe(exc: BaseException) -> list[str]:
 # ---------------------------------------------------------------- the zygote
 
 
+def _take_plan(request: dict, plans: OrderedDict) -> list:
+    """The request's planned calls: sent with it, or kept from an earlier job under its key
+    (the slot mirrors which keys are kept). Each candidate gets copies of its own (fork)."""
+    key = request["calls_key"]
+    if not key:
+        return []
+    remember(plans, key, request["calls"] if "calls" in request else plans[key])
+    return plans[key]
+
+
 def _reap() -> None:
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
@@ -189,6 +206,7 @@ def _reap() -> None:
 
 
 def _spawn(request: dict, fds: list[int], state: State) -> int:
+    """Fork the candidate for `request`, whose planned calls `_take_plan` has filled in."""
     if state.full:
         rootfs.fresh_scratch(request["uid"])
     pid = rootfs.clone_into_new_namespaces() if state.full else os.fork()
@@ -196,7 +214,7 @@ def _spawn(request: dict, fds: list[int], state: State) -> int:
         channel = socket.socket(fileno=fds[0])
         try:
             _enter_candidate(channel, fds[1], request, state)
-            _serve_candidate(channel, request["program"], request["entry_point"])
+            _serve_candidate(channel, request)
         finally:
             os._exit(0)
     return pid
@@ -212,12 +230,14 @@ def serve(level: str, control: socket.socket, uid: int) -> None:
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
     group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
     control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
+    plans: OrderedDict[str, list] = OrderedDict()  # planned calls of recent jobs, by key
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(control, 1, 2)
             if not marker or len(fds) != 2:
                 return
             request = receive_message(control)
+            request["calls"] = _take_plan(request, plans)
             _reap()
             pid = _spawn(request, fds, state)
             pidfd = os.pidfd_open(pid)

@@ -29,6 +29,9 @@ _FENCE = re.compile(
 _CODE_START = re.compile(r"^(?:def |async def |import |from |class |@)", re.MULTILINE)
 # the executor's reason for a program that raised one of these while loading: it did not compile
 _NOT_COMPILED = re.compile(r"program failed to load: (?:SyntaxError|IndentationError|TabError):")
+# HumanEval+ tests open `check` with a literal list of argument lists, `inputs`, and call the
+# candidate with each in turn
+_INPUTS = re.compile(r"^def check\(candidate\):\n    inputs = (.+)$", re.MULTILINE)
 
 
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
@@ -66,13 +69,22 @@ def test_program(test: str, entry_point: str) -> str:
     return test + f"\ncheck({entry_point})\n"
 
 
-def _job(doc: dict, program: str) -> execution.Job:
+def planned_calls(test: str) -> str:
+    """The expression for the calls a test is expected to make (`execution.Job.calls`): a
+    HumanEval+ test's `inputs`; "" for a test without one (HumanEval's asserts)."""
+    match = _INPUTS.search(test)
+    return match.group(1) if match else ""
+
+
+def job(doc: dict, program: str) -> execution.Job:
+    """`program` run against the doc's test, with the doc's time limit."""
     return execution.Job(
         program=program,
         test=test_program(doc["test"], doc["entry_point"]),
         entry_point=doc["entry_point"],
         timeout=doc["timeout"],
         trusted_prelude=doc["prompt"],
+        calls=planned_calls(doc["test"]),
     )
 
 
@@ -80,8 +92,8 @@ def sample_jobs(doc: dict, completion: str) -> dict[str, execution.Job]:
     """The runs of one sample (its completion already cut at the stop strings): OLMES's
     program (prompt + completion) and the extracted program, both against the doc's `test`."""
     return {
-        "olmes": _job(doc, doc["prompt"] + completion),
-        "extracted": _job(doc, extract_program(doc["prompt"], completion, doc["entry_point"])),
+        "olmes": job(doc, doc["prompt"] + completion),
+        "extracted": job(doc, extract_program(doc["prompt"], completion, doc["entry_point"])),
     }
 
 
@@ -119,12 +131,12 @@ def run_samples(resps: list[list[str]], docs: list[dict],
         doc_plan = []
         for sample in samples:
             runs = jobs_for(doc, cut_at_stops(sample, STOP_STRINGS))
-            for job in runs.values():
-                if (i, job.program, job.test) not in position:
-                    position[(i, job.program, job.test)] = len(jobs)
-                    jobs.append(job)
-            doc_plan.append({name: position[(i, job.program, job.test)]
-                             for name, job in runs.items()})
+            for run in runs.values():
+                if (i, run.program, run.test) not in position:
+                    position[(i, run.program, run.test)] = len(jobs)
+                    jobs.append(run)
+            doc_plan.append({name: position[(i, run.program, run.test)]
+                             for name, run in runs.items()})
         plan.append(doc_plan)
     verdicts = execution.run_jobs(jobs)
     return [[{name: verdict_record(verdicts[index]) for name, index in sample_plan.items()}
