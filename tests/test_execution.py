@@ -149,7 +149,8 @@ ATTACKS = {
     "forge_protocol_reply": (program("""
         import json, os, stat
         def add(a, b):
-            body = json.dumps({'$dict': [['ready', True]]}).encode()
+            text = json.dumps({'$dict': [['ready', True]]}).encode()
+            body = len(text).to_bytes(4, 'big') + text  # well framed, not a token list
             for fd in range(3, 64):
                 try:
                     if stat.S_ISSOCK(os.fstat(fd).st_mode):

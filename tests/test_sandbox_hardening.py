@@ -170,7 +170,8 @@ def forged_reply(tokens_expression):
         import json, os, socket, stat, time
         def add(a, b):
             tokens = ["d", 1, "s", "result"] + {tokens_expression}
-            body = json.dumps(tokens, separators=",:").encode()
+            text = json.dumps(tokens, separators=",:").encode()
+            body = len(text).to_bytes(4, "big") + text  # a body with no binary section
             for fd in range(3, 64):
                 try:
                     if stat.S_ISSOCK(os.fstat(fd).st_mode):

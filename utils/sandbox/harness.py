@@ -47,6 +47,7 @@ from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTO
 from .protocol import NotPlainData, encode_message, from_wire, message_size, to_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
+LARGE = 1 << 16  # bytes from which a message is received in place
 CPU_SLACK = 0.15  # seconds a group may run ahead of its one-core quota (one CFS period, and more)
 
 
@@ -195,24 +196,43 @@ class _Proxy:
             except OSError:
                 raise CandidateFailure("killed", "candidate process is gone") from None
 
-    def _take(self, n: int) -> bytes:
+    def _take(self, n: int) -> bytes | bytearray:
         """The next `n` bytes, however slowly the candidate trickles them in (or however
         many answers to planned calls it sends at once)."""
+        if n >= LARGE and len(self.buffer) - self.offset < n:
+            return self._take_large(n)
         while len(self.buffer) - self.offset < n:
+            del self.buffer[:self.offset]  # what was read already, once per receive
+            self.offset = 0
+            self.buffer += self._receive_into(bytearray(1 << 16))
+        self.offset += n
+        return bytes(self.buffer[self.offset - n:self.offset])
+
+    def _take_large(self, n: int) -> bytearray:
+        """A large message, received in place (what is buffered is its beginning)."""
+        data = bytearray(n)
+        have = len(self.buffer) - self.offset
+        data[:have] = self.buffer[self.offset:]
+        self.buffer.clear()
+        self.offset = 0
+        with memoryview(data) as view:
+            while have < n:
+                have += len(self._receive_into(view[have:]))
+        return data
+
+    def _receive_into(self, space):
+        """What one receive writes into `space` (a slice of it), waiting within the budget."""
+        while True:
             try:
-                chunk = self.channel.recv(min(max(n, 1 << 16), 1 << 20))
+                got = self.channel.recv_into(space)
             except TimeoutError:
                 self.check()
                 continue
             except OSError:
-                chunk = b""
-            if not chunk:
+                got = 0
+            if not got:
                 raise CandidateFailure("killed", "candidate process exited or was killed")
-            del self.buffer[:self.offset]  # what was read already, once per receive
-            self.offset = 0
-            self.buffer += chunk
-        self.offset += n
-        return bytes(self.buffer[self.offset - n:self.offset])
+            return space[:got]
 
     def receive(self, expected: str) -> dict:
         """The candidate's next message: {expected: value} or {"error": [name, text]}."""
@@ -287,7 +307,7 @@ def _plan(source: str) -> _Plan | None:
         calls = [tuple(args) for args in eval(_compiled(source, "<calls>", "eval"), {})]
         printed = tuple(map(repr, calls))
         arguments = [list(args) for args in calls]
-        to_wire(arguments)  # plain data, within the message limits
+        to_wire(arguments, numpy_scalars=False)  # plain data (so marshal carries it exactly)
     except (Exception, RecursionError):  # noqa: BLE001 (a plan is optional)
         return None
     return _Plan(hashlib.sha256(source.encode()).hexdigest(), arguments, printed)

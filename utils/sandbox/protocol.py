@@ -3,15 +3,17 @@
 Plain data: None, bool, int (any size), float (inf and nan included), str, bytes, and lists,
 tuples, sets, frozensets and dicts of those; exact types (a subclass, e.g. an int with a rigged
 `__eq__`, is refused); a numpy scalar travels as the Python value it holds. A message is a
-4-byte length and a JSON array of (tag, payload) pairs in prefix order: a container is its tag
-and its length, followed by its items. The JSON has no nesting, so neither side recurses: a
-value of any depth crosses, and the only RecursionError a test sees is the one plain Python
-would raise comparing it. Big integers travel in hexadecimal (linear time both ways, exempt
-from Python's 4300-digit limit on decimal conversion). A long list is packed where it can be,
-so that C code handles it: floats and small integers (HumanEval/130 returns a million of them
-mixed) as the hexadecimal of their IEEE doubles (bit for bit) with the positions of the
-integers; other scalars that JSON carries exactly (None, bool, small int, float, str) as one
-JSON array.
+4-byte length and a body (`to_wire`): a 4-byte length, a JSON array of (tag, payload) pairs in
+prefix order (a container is its tag and its length, followed by its items), then a binary
+section. The JSON has no nesting, so neither side recurses: a value of any depth crosses, and
+the only RecursionError a test sees is the one plain Python would raise comparing it. Big
+integers travel in hexadecimal (linear time both ways, exempt from Python's 4300-digit limit
+on decimal conversion). Long strings travel as UTF-8 in the binary section (HumanEval/15
+returns 147 MB of them: JSON would escape and scan every character), long bytes as they are. A long list is packed
+where it can be, so that C code handles it: floats and small integers (HumanEval/130 returns a
+million of them mixed) as their IEEE doubles in the binary section (bit for bit) with the
+positions of the integers; other scalars that JSON carries exactly (None, bool, small int,
+float, str) as one JSON array.
 
 Decoding is bounded: MAX_MESSAGE bytes, MAX_VALUES values, MAX_HASHED_DEPTH levels inside a
 set or dict, and a `check` callback called every CHECK_EVERY values and every few set or dict
@@ -50,7 +52,10 @@ PACK_FROM = 16  # lists at least this long are packed where they can be (`_pack`
 # true as "true", NaN and infinities by name, and reads each back as the same type and value.
 _JSON_EXACT = frozenset({type(None), bool, int, float, str})
 _NUMBERS = frozenset({int, float})
+_BUILTIN_SCALARS = _JSON_EXACT | {bytes}
 PACKED_JSON, PACKED_NUMBERS = "lj", "ld"
+LONG_FROM = 4096  # strings and bytes at least this long travel in the binary section
+LONG_STRING, LONG_BYTES = "x", "y"
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps would per call
 _DECODER = json.JSONDecoder()
 
@@ -59,10 +64,12 @@ class NotPlainData(TypeError):
     """A value outside the plain-data types, or a malformed or oversized message."""
 
 
-def to_wire(value) -> str:
-    """Plain data as the JSON text of its token list (`NotPlainData` for anything else, for
-    more than MAX_VALUES values, or for strings and bytes adding up to more than MAX_MESSAGE)."""
+def to_wire(value, numpy_scalars: bool = True) -> bytes:
+    """Plain data as a message body (`NotPlainData` for anything else, for more than
+    MAX_VALUES values, or for strings and bytes adding up to more than MAX_MESSAGE; and for
+    numpy scalars unless `numpy_scalars`)."""
     tokens: list = []
+    blobs: list[bytes] = []  # the binary section, in the order of the tokens that use it
     stack = [value]
     size = count = 0
     while stack:
@@ -76,7 +83,7 @@ def to_wire(value) -> str:
             count += len(item)
             if count + len(stack) >= MAX_VALUES:  # cycles end here too
                 raise NotPlainData(f"more than {MAX_VALUES} values")
-            packed = _pack(item) if kind is list and len(item) >= PACK_FROM else None
+            packed = _pack(item, blobs) if kind is list and len(item) >= PACK_FROM else None
             if packed:
                 size += packed[2]
                 tokens += packed[:2]
@@ -89,19 +96,28 @@ def to_wire(value) -> str:
             else:
                 stack.extend(reversed(item) if kind in (list, tuple) else list(item))
             continue
+        if (kind is str or kind is bytes) and len(item) >= LONG_FROM:
+            blobs.append(item if kind is bytes else item.encode("utf-8", "surrogatepass"))
+            size += len(blobs[-1])  # (lone surrogates pass too)
+            tokens += (LONG_BYTES if kind is bytes else LONG_STRING, len(blobs[-1]))
+            continue
+        if not numpy_scalars and kind not in _BUILTIN_SCALARS:
+            raise NotPlainData(f"{kind.__name__} is not a built-in scalar")
         tag, payload = _scalar_token(item, kind)
         if tag in "sbI":
             size += len(payload)
         tokens += (tag, payload)
     if size > MAX_MESSAGE:
         raise NotPlainData(f"message exceeds {MAX_MESSAGE} bytes")
-    return _ENCODER.encode(tokens)
+    text = _ENCODER.encode(tokens).encode()
+    return b"".join([len(text).to_bytes(4, "big"), text, *blobs])
 
 
-def _pack(items: list) -> tuple[str, object, int] | None:
+def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
     """(tag, payload, bytes of text in it) for a list of scalars that packs, else None: floats
-    and small integers as doubles with the integers' positions, other JSON-exact scalars as one
-    JSON array. Integers must be small: exact as doubles and as JSON numbers."""
+    and small integers as doubles (added to `blobs`) with the integers' positions, other
+    JSON-exact scalars as one JSON array. Integers must be small: exact as doubles and as JSON
+    numbers."""
     kinds = set(map(type, items))
     if not kinds <= _JSON_EXACT:
         return None
@@ -113,7 +129,8 @@ def _pack(items: list) -> tuple[str, object, int] | None:
         if not -SAFE_INT < min(ints) <= max(ints) < SAFE_INT:
             return None
     if kinds <= _NUMBERS and float in kinds:
-        return PACKED_NUMBERS, [array("d", items).tobytes().hex(), integers], 0
+        blobs.append(array("d", items).tobytes())
+        return PACKED_NUMBERS, [len(blobs[-1]), integers], len(blobs[-1])
     text = sum(len(x) for x in items if type(x) is str) if str in kinds else 0
     return PACKED_JSON, items, text
 
@@ -148,12 +165,36 @@ _DECODE_SCALAR = {"N": lambda p: None, "B": bool, "s": str, "i": int,
                   "I": lambda p: int(p, 16), "b": bytes.fromhex}
 
 
-def from_wire(text: str | bytes, check: Callable[[], None] | None = None):
-    """The value `to_wire` encoded; `NotPlainData` for anything malformed. `check` is called
-    regularly and may raise to abandon decoding (the harness's time limit)."""
+class _Binary:
+    """The binary section of a message, taken front to back."""
+
+    def __init__(self, view: memoryview):
+        self.view, self.taken = view, 0
+
+    def take(self, size) -> memoryview:
+        if type(size) is not int or not 0 <= size <= len(self.view) - self.taken:
+            raise NotPlainData("malformed message: bad binary length")
+        self.taken += size
+        return self.view[self.taken - size:self.taken]
+
+
+def from_wire(body, check: Callable[[], None] | None = None):
+    """The value `to_wire` encoded (a body as bytes; or, with no binary section, the JSON text
+    alone as a str); `NotPlainData` for anything malformed. `check` is called regularly and
+    may raise to abandon decoding (the harness's time limit)."""
     try:
-        tokens = _DECODER.decode(text if type(text) is str else text.decode())
-        return _decode_tokens(tokens, check or (lambda: None))
+        if type(body) is str:
+            text, binary = body, _Binary(memoryview(b""))
+        else:
+            view = memoryview(body)
+            size = int.from_bytes(view[:4], "big")
+            text, binary = str(view[4:4 + size], "ascii"), _Binary(view[4 + size:])
+            if len(view) < 4 + size:
+                raise NotPlainData("malformed message: truncated")
+        value = _decode_tokens(_DECODER.decode(text), check or (lambda: None), binary)
+        if binary.taken != len(binary.view):
+            raise NotPlainData("malformed message: trailing bytes")
+        return value
     except NotPlainData:
         raise
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
@@ -163,7 +204,7 @@ def from_wire(text: str | bytes, check: Callable[[], None] | None = None):
         raise NotPlainData(f"malformed message: {type(exc).__name__}: {str(exc)[:100]}") from None
 
 
-def _decode_tokens(tokens, check: Callable[[], None]):
+def _decode_tokens(tokens, check: Callable[[], None], binary: _Binary):
     if type(tokens) is not list or len(tokens) % 2 or len(tokens) > 2 * MAX_VALUES:
         raise NotPlainData(f"malformed message, or more than {MAX_VALUES} values")
     stack: list[list] = []  # open containers: [tag, items so far, items still to come]
@@ -171,7 +212,7 @@ def _decode_tokens(tokens, check: Callable[[], None]):
     result = _NOTHING
     count = len(tokens) // 2
     for index in range(0, len(tokens), 2):
-        if not index % (2 * CHECK_EVERY):
+        if index and not index % (2 * CHECK_EVERY):
             check()
         if result is not _NOTHING:
             raise NotPlainData("malformed message: trailing values")
@@ -180,8 +221,13 @@ def _decode_tokens(tokens, check: Callable[[], None]):
             raise NotPlainData("malformed message: bad tag")
         if tag == "i" and type(payload) is int:  # the common case first
             value = payload
-        elif tag in _UNPACK:
-            value = _UNPACK[tag](payload)
+        elif tag == LONG_STRING:
+            value = str(binary.take(payload), "utf-8", "surrogatepass")
+        elif tag == LONG_BYTES:
+            value = bytes(binary.take(payload))
+        elif tag == PACKED_JSON or tag == PACKED_NUMBERS:
+            value = (_unpack_json(payload) if tag == PACKED_JSON
+                     else _unpack_numbers(payload, binary))
             count += len(value)
             if count > MAX_VALUES:
                 raise NotPlainData(f"more than {MAX_VALUES} values")
@@ -230,11 +276,13 @@ def _unpack_json(payload) -> list:
     return payload
 
 
-def _unpack_numbers(payload) -> list:
+def _unpack_numbers(payload, binary: _Binary) -> list:
     """The floats back bit for bit; the integers from the positions given, each a whole
-    double of the small range (ValueError from fromhex or a bad length: malformed)."""
-    doubles, integers = payload
-    values = array("d", bytes.fromhex(doubles)).tolist()
+    double of the small range (a length not a multiple of 8 raises ValueError: malformed)."""
+    size, integers = payload
+    doubles = array("d")
+    doubles.frombytes(binary.take(size))
+    values = doubles.tolist()
     previous = -1
     for n in integers:
         if type(n) is not int or not previous < n < len(values):
@@ -243,9 +291,6 @@ def _unpack_numbers(payload) -> list:
             raise NotPlainData("malformed message: bad packed integer")
         values[n], previous = int(values[n]), n
     return values
-
-
-_UNPACK = {PACKED_JSON: _unpack_json, PACKED_NUMBERS: _unpack_numbers}
 
 
 def _decode_scalar(tag, payload):
@@ -297,7 +342,7 @@ def remember(kept: OrderedDict, key: str, value=None) -> None:
 
 def encode_message(obj) -> bytes:
     """Length-prefixed message; `NotPlainData` before anything is sent if it is too large."""
-    data = to_wire(obj).encode()
+    data = to_wire(obj)
     if len(data) > MAX_MESSAGE:
         raise NotPlainData(f"message of {len(data)} bytes exceeds {MAX_MESSAGE}")
     return len(data).to_bytes(4, "big") + data

@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import marshal
 import os
 import resource
 import signal
@@ -193,7 +194,7 @@ def _take_plan(request: dict, plans: OrderedDict) -> list:
     key = request["calls_key"]
     if not key:
         return []
-    remember(plans, key, request["calls"] if "calls" in request else plans[key])
+    remember(plans, key, marshal.loads(request["calls"]) if "calls" in request else plans[key])
     return plans[key]
 
 
