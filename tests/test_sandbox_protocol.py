@@ -57,8 +57,17 @@ def test_long_lists_of_scalars_travel_packed():
     body = to_wire(tribonacci)
     assert json_part(body) == '["ld",[8000,[0,1]]]'  # doubles, and where the integers were
     assert body.endswith(array("d", tribonacci).tobytes())
-    assert json_part(to_wire(["a", None] * 8)).startswith('["lj",["a",null,')
+    assert json_part(to_wire(["a", None] * 9)).startswith('["lj",["a",null,')
     assert json_part(to_wire([1] * 19 + [2**60])).startswith('["l",20,')  # token by token
+
+
+def test_short_json_exact_values_travel_as_plain_json():
+    assert to_wire({"result": [True, 2, 2.0, None, "é"]}) == b'J{"result":[true,2,2.0,null,"\\u00e9"]}'
+    for value in [(1,), {1: 2}, [{1}], 2**53, [[[[1]]]], b"", list(range(17)), np.int64(1)]:
+        assert not to_wire(value).startswith(b"J"), value  # not exact in JSON, or too big
+    for body in [b"J" + b"[" * 5000, b"J[1,", b'J"\xff"']:
+        with pytest.raises(NotPlainData):
+            from_wire(body)
 
 
 def test_long_strings_travel_as_utf8_bytes():

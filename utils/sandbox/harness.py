@@ -44,7 +44,8 @@ from functools import lru_cache
 from ..scoring.bounded import bounded_map
 from . import pool
 from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
-from .protocol import NotPlainData, encode_message, from_wire, message_size, to_wire
+from .messages import encode_message, message_size
+from .protocol import NotPlainData, from_wire, to_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
 LARGE = 1 << 16  # bytes from which a message is received in place

@@ -22,7 +22,7 @@ from collections import OrderedDict
 
 from . import cgroups
 from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, UID_BASE, UID_SLOTS
-from .protocol import encode_message, remember
+from .messages import encode_message, remember
 
 
 def _zygote(*args: str) -> list[str]:

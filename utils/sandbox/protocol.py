@@ -13,30 +13,30 @@ returns 147 MB of them: JSON would escape and scan every character), long bytes 
 where it can be, so that C code handles it: floats and small integers (HumanEval/130 returns a
 million of them mixed) as their IEEE doubles in the binary section (bit for bit) with the
 positions of the integers; other scalars that JSON carries exactly (None, bool, small int,
-float, str) as one JSON array.
+float, str) as one JSON array. A short value of those scalars and of lists and str-keyed dicts
+of them (most answers: `{"result": True}`) is a body of its own, plain JSON (`SHORT`), which the
+C codec reads without the token loop.
 
 Decoding is bounded: MAX_MESSAGE bytes, MAX_VALUES values, MAX_HASHED_DEPTH levels inside a
 set or dict, and a `check` callback called every CHECK_EVERY values and every few set or dict
 insertions (integers that share one hash make each insertion cost as much as the set is
 large), which the harness uses to stop at the job's time limit. Whatever a malformed message
 provokes comes out as NotPlainData, never as an exception a test could take for the
-candidate's. This module is imported by the untrusted side too; it imports nothing of the
-harness.
+candidate's. Messages on sockets: `messages`. This module is imported by the untrusted side
+too; it imports nothing of the harness.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import socket
 import sys
 from array import array
-from collections import OrderedDict
 from collections.abc import Callable
 from itertools import compress, count, repeat
 from operator import is_
 
-from .limits import MAX_MESSAGE, MAX_VALUES, PLANS_KEPT
+from .limits import MAX_MESSAGE, MAX_VALUES
 
 CHECK_EVERY = 4096  # values decoded between two calls of `check`
 INSERTS_PER_CHECK = 16  # set / dict insertions between two calls of `check`
@@ -56,6 +56,8 @@ _BUILTIN_SCALARS = _JSON_EXACT | {bytes}
 PACKED_JSON, PACKED_NUMBERS = "lj", "ld"
 LONG_FROM = 4096  # strings and bytes at least this long travel in the binary section
 LONG_STRING, LONG_BYTES = "x", "y"
+SHORT, SHORT_MAX = b"J", 4096  # a body that is plain JSON starts with SHORT; at most SHORT_MAX
+#                                bytes (no token count bounds it: 4 KiB builds little)
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps would per call
 _DECODER = json.JSONDecoder()
 
@@ -68,6 +70,10 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
     """Plain data as a message body (`NotPlainData` for anything else, for more than
     MAX_VALUES values, or for strings and bytes adding up to more than MAX_MESSAGE; and for
     numpy scalars unless `numpy_scalars`)."""
+    if _json_exact(value, 3):
+        text = _ENCODER.encode(value).encode()
+        if len(text) < SHORT_MAX:
+            return SHORT + text
     tokens: list = []
     blobs: list[bytes] = []  # the binary section, in the order of the tokens that use it
     stack = [value]
@@ -111,6 +117,21 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
         raise NotPlainData(f"message exceeds {MAX_MESSAGE} bytes")
     text = _ENCODER.encode(tokens).encode()
     return b"".join([len(text).to_bytes(4, "big"), text, *blobs])
+
+
+def _json_exact(value, depth: int) -> bool:
+    """Whether JSON carries `value` exactly: JSON-exact scalars (small integers), and lists and
+    str-keyed dicts of them at most `depth` deep and 16 items long (checking more costs more
+    than the token loop)."""
+    kind = type(value)
+    if kind in _JSON_EXACT:
+        return kind is not int or -SAFE_INT < value < SAFE_INT
+    if not depth or kind not in (list, dict) or len(value) > PACK_FROM:
+        return False
+    if kind is dict:
+        return (all(type(key) is str for key in value)
+                and all(_json_exact(item, depth - 1) for item in value.values()))
+    return all(_json_exact(item, depth - 1) for item in value)
 
 
 def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
@@ -183,6 +204,10 @@ def from_wire(body, check: Callable[[], None] | None = None):
     alone as a str); `NotPlainData` for anything malformed. `check` is called regularly and
     may raise to abandon decoding (the harness's time limit)."""
     try:
+        if body[:1] == SHORT:
+            if len(body) > SHORT_MAX:
+                raise NotPlainData("malformed message: long JSON body")
+            return _DECODER.decode(str(body[1:], "ascii"))  # only plain data comes out of JSON
         if type(body) is str:
             text, binary = body, _Binary(memoryview(b""))
         else:
@@ -328,55 +353,3 @@ def _build(tag: str, items: list, check: Callable[[], None]):
     except (TypeError, RecursionError) as exc:  # unhashable, or too deep to hash
         raise NotPlainData(f"malformed message: {exc}") from None
     return built if tag == "S" else frozenset(built)
-
-
-def remember(kept: OrderedDict, key: str, value=None) -> None:
-    """Keep `value` under `key` as the most recently used, dropping the oldest beyond
-    PLANS_KEPT: a zygote keeps the planned calls of recent jobs this way, and its slot mirrors
-    which keys are kept by applying it to the same requests in the same order."""
-    kept[key] = value
-    kept.move_to_end(key)
-    while len(kept) > PLANS_KEPT:
-        kept.popitem(last=False)
-
-
-def encode_message(obj) -> bytes:
-    """Length-prefixed message; `NotPlainData` before anything is sent if it is too large."""
-    data = to_wire(obj)
-    if len(data) > MAX_MESSAGE:
-        raise NotPlainData(f"message of {len(data)} bytes exceeds {MAX_MESSAGE}")
-    return len(data).to_bytes(4, "big") + data
-
-
-def message_size(header: bytes) -> int:
-    size = int.from_bytes(header, "big")
-    if size > MAX_MESSAGE:
-        raise NotPlainData(f"message of {size} bytes exceeds {MAX_MESSAGE}")
-    return size
-
-
-def receive_message(sock: socket.socket):
-    """The next message on a blocking socket (the zygote's control line, unbuffered);
-    EOFError when the peer has closed."""
-    return from_wire(_recv_exact(sock, message_size(_recv_exact(sock, 4))))
-
-
-def read_message(stream):
-    """The next message from a buffered binary stream (a candidate's channel: one read for
-    most messages); EOFError when the peer has closed."""
-    header = stream.read(4)
-    body = stream.read(message_size(header)) if len(header) == 4 else b""
-    if len(header) < 4 or len(body) < message_size(header):
-        raise EOFError("peer closed")
-    return from_wire(body)
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = sock.recv(min(n, 1 << 20))
-        if not chunk:
-            raise EOFError("peer closed")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)

@@ -43,7 +43,7 @@ from .limits import (
     OUTPUT_CAP,
     PROCESS_LIMIT,
 )
-from .protocol import encode_message, read_message, receive_message, remember
+from .messages import encode_message, read_message, receive_message, remember
 
 PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "typing",
              "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
