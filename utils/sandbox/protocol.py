@@ -33,8 +33,6 @@ import math
 import sys
 from array import array
 from collections.abc import Callable
-from itertools import compress, count, repeat
-from operator import is_
 
 from .limits import MAX_MESSAGE, MAX_VALUES
 
@@ -139,13 +137,14 @@ def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
     and small integers as doubles (added to `blobs`) with the integers' positions, other
     JSON-exact scalars as one JSON array. Integers must be small: exact as doubles and as JSON
     numbers."""
-    kinds = set(map(type, items))
+    types = list(map(type, items))
+    kinds = set(types)
     if not kinds <= _JSON_EXACT:
         return None
     integers: list[int] = []  # positions of the integers in a mixed list
     if int in kinds:
         if len(kinds) > 1:
-            integers = list(compress(count(), map(is_, map(type, items), repeat(int))))
+            integers = _positions(types, int)
         ints = items if len(kinds) == 1 else [items[n] for n in integers]
         if not -SAFE_INT < min(ints) <= max(ints) < SAFE_INT:
             return None
@@ -184,6 +183,17 @@ def _numpy_scalar(item) -> tuple[str, object]:
 _PAYLOAD_TYPES = {"N": type(None), "B": bool, "s": str, "i": int, "I": str, "b": str}
 _DECODE_SCALAR = {"N": lambda p: None, "B": bool, "s": str, "i": int,
                   "I": lambda p: int(p, 16), "b": bytes.fromhex}
+
+
+def _positions(types: list, kind: type) -> list[int]:
+    """Where `kind` is in `types` (`list.index` scans at C speed between two of them)."""
+    found, at = [], -1
+    try:
+        while True:
+            at = types.index(kind, at + 1)
+            found.append(at)
+    except ValueError:
+        return found
 
 
 class _Binary:
