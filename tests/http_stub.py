@@ -32,7 +32,30 @@ def default_reply(payload: dict) -> str:
     return f"reply to seed={payload.get('seed')} sample={payload.get('sample_id')}"
 
 
-class Stub:
+class LocalServer:
+    """An HTTP server on 127.0.0.1 (a free port), served by a daemon thread from `start()` to
+    `stop()`; subclasses give the handler class."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def url(self, path: str) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}{path}"
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+class Stub(LocalServer):
     def __init__(self) -> None:
         self.reply = default_reply
         self.answer_field = "answer"
@@ -50,24 +73,10 @@ class Stub:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def url(self, path: str) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}{path}"
+        super().__init__(_handler_for(self))
 
     def payloads(self, path: str | None = None) -> list[dict]:
         return [r["payload"] for r in self.records if path is None or r["path"] == path]
-
-    def start(self) -> Stub:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
     def _begin(self, path: str, payload: dict) -> tuple[dict, str | None]:
         with self._lock:

@@ -18,9 +18,9 @@ import math
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-from http_stub import send_json
+from http_stub import LocalServer, send_json
 
 PATH = "/v1/chat/completions"
 _OUTPUT = re.compile(r'"model_identifier": "(m|M)",\s*"output": """(.*?)"""\n    }', re.DOTALL)
@@ -40,7 +40,7 @@ def top_logprobs(p_m: float) -> list[dict]:
     return sorted(top, key=lambda t: -t["logprob"])
 
 
-class JudgeStub:
+class JudgeStub(LocalServer):
     def __init__(self, prefer: dict[str, float | None]) -> None:
         self.prefer = prefer
         self.faults: list[str] = []
@@ -51,23 +51,11 @@ class JudgeStub:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_handler_for(self))
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def start(self) -> JudgeStub:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        return self.url("/v1")
 
     def payloads(self) -> list[dict]:
         return [r["payload"] for r in self.records]

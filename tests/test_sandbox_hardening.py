@@ -140,9 +140,9 @@ def test_an_oversized_program_is_refused_before_sending_and_poisons_nothing(capf
 
 def test_slot_failures_replace_the_zygote_and_leak_no_descriptors():
     """In this process (no worker), so that its descriptors can be counted; it joins the
-    slot's CPU group for the while, and leaves it."""
+    slot's CPU group and its CPU for the while, and leaves them."""
     oversized = "# " + "x" * execution.MAX_MESSAGE + "\n" + HONEST
-    groups = Path("/proc/self/cgroup").read_text()
+    groups, cpus = Path("/proc/self/cgroup").read_text(), os.sched_getaffinity(0)
     try:
         assert harness.run_job(job(HONEST)).passed
         descriptors = sorted(os.listdir("/proc/self/fd"))
@@ -160,6 +160,7 @@ def test_slot_failures_replace_the_zygote_and_leak_no_descriptors():
         pool.close()
     assert execution.sandbox_processes() == []
     assert Path("/proc/self/cgroup").read_text() == groups
+    assert os.sched_getaffinity(0) == cpus
 
 
 # ---- 4. decoding cost on the trusted side

@@ -12,6 +12,8 @@ HERE = Path(__file__).resolve().parent
 SOURCE = ("Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124) and the Llama-3.1-Tulu-3-8B "
           "model card")
 
+TABLE_6 = ("Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124), Table 6, BigBenchHard"
+           " (3 shot, CoT); the figures of bbh:cot-v1::tulu")
 VARIANTS = {
     "cot_v1_tulu": {
         "comment": (
@@ -21,10 +23,9 @@ VARIANTS = {
         "metrics": ["exact_match", "exact_match_macro", "exact_match_flex",
                     "exact_match_flex_macro"],
         "label": "BBH cot-v1",
-        "references": [(model, value, "Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124),"
-                        " Table 6, BigBenchHard (3 shot, CoT); the figures of bbh:cot-v1::tulu")
-                       for model, value in (("Tulu-3-8B-SFT", 69.7), ("Tulu-3-8B-DPO", 68.7),
-                                            ("Tulu-3-8B", 69.0), ("Llama-3.1-8B-Instruct", 71.9))],
+        "references": [(model, value, TABLE_6) for model, value in (
+            ("Tulu-3-8B-SFT", 69.7), ("Tulu-3-8B-DPO", 68.7), ("Tulu-3-8B", 69.0),
+            ("Llama-3.1-8B-Instruct", 71.9))],
     },
     "cot_tulu": {
         "comment": ("# The release-time BBH variant (OLMES `bbh:cot::tulu`): micro `exact_match`"

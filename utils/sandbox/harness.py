@@ -11,8 +11,9 @@ Planned calls: a job may say which calls its test is expected to make (`Job.call
 literal `inputs` of a HumanEval+ test). The candidate then receives them with its program and
 answers them in order without waiting for each call, so a job with thousands of calls does not
 cross the process boundary twice per call. Each call the test actually makes is checked
-against the plan (same arguments, by `repr`, which tells 1 from 1.0 and True, a list from a
-tuple); the candidate computed the same calls in the same order as it would have one by one,
+against the plan (same arguments: their pickles are equal, which tells 1 from 1.0 and True, a
+list from a tuple, -0.0 from 0.0, a subclass from its base, at C speed); the candidate
+computed the same calls in the same order as it would have one by one,
 so its answers are the ones it would have given. If the test strays from the plan, the job is
 run again from scratch, call by call. The plan is a prediction only: what the candidate sends
 back is checked exactly as any answer.
@@ -31,6 +32,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import os
+import pickle
 import shutil
 import signal
 import socket
@@ -134,7 +136,7 @@ class _Proxy:
 
     def __init__(self, channel: socket.socket, budget: Budget, planned: tuple[str, ...] = ()):
         self.channel, self.budget = channel, budget
-        self.planned = planned  # repr of each planned call's arguments, in order
+        self.planned = planned  # each planned call's `_fingerprint`, in order
         self.calls = 0
         self.strayed = False
         self.failure: CandidateFailure | None = None
@@ -161,10 +163,8 @@ class _Proxy:
             raise self.failure from None
 
     def _as_planned(self, args: tuple, kwargs: dict) -> bool:
-        try:
-            return not kwargs and repr(args) == self.planned[self.calls - 1]
-        except (ValueError, RecursionError):  # an int too long to print, a value too deep
-            return False  # planned arguments print (see `_plan`): these differ
+        planned = self.planned[self.calls - 1]
+        return not kwargs and planned is not None and _fingerprint(args) == planned
 
     def check(self) -> None:
         """Raise the time-limit failure once the budget is spent."""
@@ -295,23 +295,33 @@ def _watchdog(proxy: _Proxy):
 class _Plan:
     key: str  # names the plan in the zygote, which keeps the last few (`pool.remember`)
     arguments: list  # each planned call's positional arguments, as a list (sent with the program)
-    printed: tuple[str, ...]  # repr of each planned call's arguments tuple
+    fingerprints: tuple[bytes | None, ...]  # of each planned call's arguments tuple
 
 
 @lru_cache(maxsize=256)
 def _plan(source: str) -> _Plan | None:
     """The calls a job's `calls` expression predicts; None without one, or where the calls are
-    not sequences of plain data that print (then the job runs call by call)."""
+    not sequences of plain data (then the job runs call by call)."""
     if not source:
         return None
     try:
         calls = [tuple(args) for args in eval(_compiled(source, "<calls>", "eval"), {})]
-        printed = tuple(map(repr, calls))
         arguments = [list(args) for args in calls]
         to_wire(arguments, numpy_scalars=False)  # plain data (so marshal carries it exactly)
     except (Exception, RecursionError):  # noqa: BLE001 (a plan is optional)
         return None
-    return _Plan(hashlib.sha256(source.encode()).hexdigest(), arguments, printed)
+    fingerprints = tuple(map(_fingerprint, calls))
+    return _Plan(hashlib.sha256(source.encode()).hexdigest(), arguments, fingerprints)
+
+
+def _fingerprint(args: tuple) -> bytes | None:
+    """Equal for two argument tuples exactly when they are the same plain data with the same
+    sharing of equal strings and tuples (a difference there only costs a rerun); None for
+    arguments that do not pickle, which match nothing."""
+    try:
+        return pickle.dumps(args, protocol=5)
+    except (Exception, RecursionError):  # noqa: BLE001 (the test's own objects)
+        return None
 
 
 def run_job(job: Job) -> Verdict:
@@ -339,7 +349,7 @@ def _attempt(job: Job, plan: _Plan | None) -> Verdict | None:
             return None if plan else Verdict(False, "error", f"program not sent: {exc}",
                                              time.monotonic() - budget.start)
         theirs.close()
-        proxy = _Proxy(ours, budget, plan.printed if plan else ())
+        proxy = _Proxy(ours, budget, plan.fingerprints if plan else ())
         try:
             verdict = _run_test(job, proxy)
         finally:

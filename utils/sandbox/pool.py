@@ -48,7 +48,7 @@ class Slot:
         self.owner = os.getpid()
         self._left = None
         self.uid, self._lock = _claim_uid()
-        _pin(self.uid)
+        self._affinity = _pin(self.uid)  # the CPUs this process had, given back by close()
         self._plans: OrderedDict[str, None] = OrderedDict()  # the zygote's, mirrored
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
@@ -138,12 +138,16 @@ class Slot:
         self._lock = -1
         if self._left:
             cgroups.return_to(self._left)
+        if self.owner == os.getpid():
+            os.sched_setaffinity(0, self._affinity)
 
 
-def _pin(uid: int) -> None:
-    """This worker (and the zygote it starts) onto one of the CPUs it may use, by slot."""
-    cpus = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cpus[(uid - UID_BASE) % len(cpus)]})
+def _pin(uid: int) -> set[int]:
+    """This worker (and the zygote it starts) onto one of the CPUs it may use, by slot; the
+    CPUs it had."""
+    cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {sorted(cpus)[(uid - UID_BASE) % len(cpus)]})
+    return cpus
 
 
 def _lock_path(uid: int) -> str:
