@@ -1,5 +1,6 @@
 import os
 import threading
+import time
 
 from evalpack.scoring.bounded import BoundExceeded, bounded_map, time_limit
 
@@ -55,3 +56,17 @@ def test_time_limit_is_inert_off_the_main_thread():
 def _soft_noop():
     with time_limit(0.01):
         return "finished"
+
+
+def test_affinity_keeps_a_key_on_one_worker_and_results_in_order():
+    items = ["a1", "b1", "a2", "b2", "c1", "a3"]
+    outcomes = bounded_map(_stamped, items, timeout=10, workers=1, affinity=lambda item: item[0])
+    assert [o.value[0] for o in outcomes] == items  # results in the order of the items
+    ran = [item for item, _ in sorted((o.value for o in outcomes), key=lambda v: v[1])]
+    assert ran == ["a1", "a2", "a3", "b1", "b2", "c1"]  # one key's items one after the other
+    two = bounded_map(_stamped, items * 4, timeout=10, workers=2, affinity=lambda item: item[0])
+    assert sorted(o.value[0] for o in two) == sorted(items * 4)  # every item once, two workers
+
+
+def _stamped(item):
+    return item, time.monotonic_ns()

@@ -426,7 +426,9 @@ def run_jobs(jobs: list[Job], workers: int | None = None) -> list[Verdict]:
     longest = max(job.timeout for job in jobs)
     hard_bound = WALL_FACTOR * longest + WALL_EXTRA + KILL_GRACE + 30.0
     verdicts = []
-    for outcome in bounded_map(run_job, jobs, timeout=hard_bound, workers=workers):
+    # a worker keeps the jobs of one test while there are any: it compiled the test once
+    for outcome in bounded_map(run_job, jobs, timeout=hard_bound, workers=workers,
+                               affinity=lambda job: (job.test, job.calls)):
         if outcome.status == "ok":
             verdicts.append(outcome.value)
         else:

@@ -22,7 +22,8 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections import OrderedDict, deque
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -88,6 +89,7 @@ class _Worker:
         self.proc.start()
         child.close()
         self.index: int | None = None
+        self.key: Hashable = None  # the affinity key of its last item
         self.started = 0.0
 
     def kill(self) -> None:
@@ -103,11 +105,15 @@ def bounded_map(
     *,
     timeout: float,
     workers: int | None = None,
+    affinity: Callable[[Any], Hashable] | None = None,
 ) -> list[Outcome]:
     """Apply `fn` to each item with a hard wall-clock bound of `timeout` seconds per item.
 
     Results keep the order of `items`. `fn` must be a module-level function or closure that
-    is valid in a forked child; items and results must pickle.
+    is valid in a forked child; items and results must pickle. With `affinity`, items of one
+    key go to the worker already on that key while any are left (what it prepared for the
+    first, it keeps for the next: HumanEval+'s compiled tests); a worker with none left takes
+    a key no other worker is on, else helps with any.
     """
     items = list(items)
     if not items:
@@ -116,10 +122,10 @@ def bounded_map(
     n_workers = max(1, min(workers or os.cpu_count() or 1, len(items)))
     pool = [_Worker(ctx, fn) for _ in range(n_workers)]
     results: list[Outcome | None] = [None] * len(items)
-    pending = iter(range(len(items)))
+    pending = _Pending([affinity(item) for item in items] if affinity else [None] * len(items))
     try:
         for worker in pool:
-            _assign(worker, pending, items)
+            _assign(worker, pending, items, pool)
         while any(w.index is not None for w in pool):
             busy = {w.conn: w for w in pool if w.index is not None}
             now = time.monotonic()
@@ -134,14 +140,14 @@ def bounded_map(
                     results[worker.index] = Outcome("error", error=f"worker died (exit {code})")
                     pool[pool.index(worker)] = worker = _replace(ctx, fn, worker)
                 worker.index = None
-                _assign(worker, pending, items)
+                _assign(worker, pending, items, pool)
             now = time.monotonic()
             for worker in list(pool):
                 if worker.index is not None and now - worker.started >= timeout:
                     results[worker.index] = Outcome("timeout", seconds=now - worker.started)
                     fresh = _replace(ctx, fn, worker)
                     pool[pool.index(worker)] = fresh
-                    _assign(fresh, pending, items)
+                    _assign(fresh, pending, items, pool)
     finally:
         for worker in pool:
             worker.kill()
@@ -165,11 +171,39 @@ def bounded_records(
     return records
 
 
-def _assign(worker: _Worker, pending: Iterator[int], items: list) -> None:
-    index = next(pending, None)
+class _Pending:
+    """Indices of the items not yet given out, by affinity key (keys in order of their first
+    item; without affinity, one key: first come, first served)."""
+
+    def __init__(self, keys: list):
+        self.keys = keys
+        self.queues: OrderedDict[Hashable, deque[int]] = OrderedDict()
+        for index, key in enumerate(keys):
+            self.queues.setdefault(key, deque()).append(index)
+
+    def take(self, key: Hashable, busy: set) -> int | None:
+        """The next item of `key`; else of the first key not in `busy`; else of the first."""
+        if key not in self.queues:
+            free = (other for other in self.queues if other not in busy)
+            key = next(free, next(iter(self.queues), _NONE_LEFT))
+            if key is _NONE_LEFT:
+                return None
+        queue = self.queues[key]
+        index = queue.popleft()
+        if not queue:
+            del self.queues[key]
+        return index
+
+
+_NONE_LEFT = object()
+
+
+def _assign(worker: _Worker, pending: _Pending, items: list, pool: list[_Worker]) -> None:
+    busy = {other.key for other in pool if other is not worker and other.index is not None}
+    index = pending.take(worker.key, busy)
     if index is None:
         return
-    worker.index = index
+    worker.index, worker.key = index, pending.keys[index]
     worker.started = time.monotonic()
     worker.conn.send(items[index])
 
