@@ -7,16 +7,9 @@ happens here, so nothing the candidate does can make an assertion pass; its exit
 or a non-plain result fails the job even when the test catches exceptions. A test that never
 calls the candidate is an error, not a pass.
 
-Planned calls: a job may say which calls its test is expected to make (`Job.calls`, e.g. the
-literal `inputs` of a HumanEval+ test). The candidate then receives them with its program and
-answers them in order without waiting for each call, so a job with thousands of calls does not
-cross the process boundary twice per call. Each call the test actually makes is checked
-against the plan (same arguments: their pickles are equal, which tells 1 from 1.0 and True, a
-list from a tuple, -0.0 from 0.0, a subclass from its base, at C speed); the candidate
-computed the same calls in the same order as it would have one by one,
-so its answers are the ones it would have given. If the test strays from the plan, the job is
-run again from scratch, call by call. The plan is a prediction only: what the candidate sends
-back is checked exactly as any answer.
+Planned calls (`Job.calls`, see `plans`): the candidate answers the calls a test is expected
+to make without waiting for each; every call the test makes is checked against the plan, and
+a test that strays from it gets its job run again from scratch, call by call.
 
 Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and
 of this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a
@@ -30,9 +23,7 @@ decided a verdict.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import os
-import pickle
 import shutil
 import signal
 import socket
@@ -47,7 +38,8 @@ from ..scoring.bounded import bounded_map
 from . import pool
 from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
 from .messages import encode_message, message_size
-from .protocol import NotPlainData, from_wire, to_wire
+from .plans import Plan, fingerprint, plan_for
+from .protocol import NotPlainData, from_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
 LARGE = 1 << 16  # bytes from which a message is received in place
@@ -136,7 +128,7 @@ class _Proxy:
 
     def __init__(self, channel: socket.socket, budget: Budget, planned: tuple[str, ...] = ()):
         self.channel, self.budget = channel, budget
-        self.planned = planned  # each planned call's `_fingerprint`, in order
+        self.planned = planned  # each planned call's `plans.fingerprint`, in order
         self.calls = 0
         self.strayed = False
         self.failure: CandidateFailure | None = None
@@ -164,7 +156,7 @@ class _Proxy:
 
     def _as_planned(self, args: tuple, kwargs: dict) -> bool:
         planned = self.planned[self.calls - 1]
-        return not kwargs and planned is not None and _fingerprint(args) == planned
+        return not kwargs and planned is not None and fingerprint(args) == planned
 
     def check(self) -> None:
         """Raise the time-limit failure once the budget is spent."""
@@ -291,48 +283,15 @@ def _watchdog(proxy: _Proxy):
         signal.signal(signal.SIGALRM, previous)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    key: str  # names the plan in the zygote, which keeps the last few (`pool.remember`)
-    arguments: list  # each planned call's positional arguments, as a list (sent with the program)
-    fingerprints: tuple[bytes | None, ...]  # of each planned call's arguments tuple
-
-
-@lru_cache(maxsize=256)
-def _plan(source: str) -> _Plan | None:
-    """The calls a job's `calls` expression predicts; None without one, or where the calls are
-    not sequences of plain data (then the job runs call by call)."""
-    if not source:
-        return None
-    try:
-        calls = [tuple(args) for args in eval(_compiled(source, "<calls>", "eval"), {})]
-        arguments = [list(args) for args in calls]
-        to_wire(arguments, numpy_scalars=False)  # plain data (so marshal carries it exactly)
-    except (Exception, RecursionError):  # noqa: BLE001 (a plan is optional)
-        return None
-    fingerprints = tuple(map(_fingerprint, calls))
-    return _Plan(hashlib.sha256(source.encode()).hexdigest(), arguments, fingerprints)
-
-
-def _fingerprint(args: tuple) -> bytes | None:
-    """Equal for two argument tuples exactly when they are the same plain data with the same
-    sharing of equal strings and tuples (a difference there only costs a rerun); None for
-    arguments that do not pickle, which match nothing."""
-    try:
-        return pickle.dumps(args, protocol=5)
-    except (Exception, RecursionError):  # noqa: BLE001 (the test's own objects)
-        return None
-
-
 def run_job(job: Job) -> Verdict:
     """One job, in the calling process, which becomes a slot's trusted worker: it starts a
     zygote and joins the slot's CPU group until `pool.close()`. Use `run_jobs`."""
-    plan = _plan(job.calls)
+    plan = plan_for(job.calls)
     verdict = _attempt(job, plan) if plan else None
     return verdict or _attempt(job, None)
 
 
-def _attempt(job: Job, plan: _Plan | None) -> Verdict | None:
+def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     """The job, its candidate answering `plan`'s calls ahead; None if the test strayed from
     the plan (or the plan could not be sent)."""
     slot = pool.current()
@@ -406,10 +365,10 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
 
 
 @lru_cache(maxsize=256)
-def _compiled(source: str, name: str, mode: str = "exec"):
+def _compiled(source: str, name: str):
     """Trusted code, compiled once per worker: the samples of a problem share its test, and
     HumanEval+'s take 11 ms each to compile (all 164: 11 MB of source, 30 MB compiled)."""
-    return compile(source, name, mode)
+    return compile(source, name, "exec")
 
 
 def _text(exc: BaseException) -> str:
