@@ -126,7 +126,8 @@ class _Proxy:
     """Stands in for the candidate's function on the trusted side. Remembers the first
     failure, which decides the verdict whatever the test does with the exception."""
 
-    def __init__(self, channel: socket.socket, budget: Budget, planned: tuple[str, ...] = ()):
+    def __init__(self, channel: socket.socket, budget: Budget,
+                 planned: tuple[bytes | None, ...] = ()):
         self.channel, self.budget = channel, budget
         self.planned = planned  # each planned call's `plans.fingerprint`, in order
         self.calls = 0
