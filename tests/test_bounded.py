@@ -70,3 +70,20 @@ def test_affinity_keeps_a_key_on_one_worker_and_results_in_order():
 
 def _stamped(item):
     return item, time.monotonic_ns()
+
+
+def test_a_long_key_is_shared_early_so_the_run_ends_on_short_items():
+    """A worker whose key runs out takes the key with the most work left by what its items
+    took so far: here the long key, which both workers finish before the short keys, instead
+    of one worker running it alone at the end while the other waits."""
+    items = ["a1"] + [f"L{n}" for n in range(6)] + [f"{key}1" for key in "bcdefghijk"]
+    outcomes = bounded_map(_timed, items, timeout=10, workers=2, affinity=lambda item: item[0])
+    ran = {o.value[0]: o.value[1:] for o in outcomes}
+    long_keys = [ran[item] for item in items if item[0] == "L"]
+    assert len({pid for pid, _ in long_keys}) == 2  # both workers took the long key's items
+    assert max(end for _, end in long_keys) < max(end for pid, end in ran.values())
+
+
+def _timed(item):
+    time.sleep(0.3 if item[0] == "L" else 0.01)
+    return item, os.getpid(), time.monotonic()

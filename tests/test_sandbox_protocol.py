@@ -38,9 +38,10 @@ def test_floats_round_trip_bit_for_bit(value):
 
 @pytest.mark.parametrize("value", [
     [0.1 * k for k in range(1000)] + [float("inf"), -0.0], ["é\ud800", ""] * 20,
-    list(range(-50, 50)), [2**60] * 20 + [2**53], [True] * 20, [1] * 20 + [1.5],
+    list(range(-50, 50)), [2**60] * 20 + [2**53], [2**63 - 1, -(2**63)] * 8 + [2**64],
+    [True] * 20, [1] * 20 + [1.5],
     [[1.0] * 20] * 3, [np.float64(1.5)] * 20, [None, True, 0, 0.0, -0.0, "0", float("nan")] * 3,
-], ids=["floats", "strings", "ints", "big ints", "bools", "mixed", "nested", "numpy", "scalars"])
+], ids=["floats", "strings", "ints", "big ints", "beyond 64 bits", "bools", "mixed", "nested", "numpy", "scalars"])
 def test_long_lists_round_trip_exactly_packed_or_not(value):
     expected = [v.item() if isinstance(v, np.generic) else v for v in value]
     decoded = from_wire(to_wire(value))
@@ -58,7 +59,10 @@ def test_long_lists_of_scalars_travel_packed():
     assert json_part(body) == '["ld",[8000,[0,1]]]'  # doubles, and where the integers were
     assert body.endswith(array("d", tribonacci).tobytes())
     assert json_part(to_wire(["a", None] * 9)).startswith('["lj",["a",null,')
-    assert json_part(to_wire([1] * 19 + [2**60])).startswith('["l",20,')  # token by token
+    pile = list(range(1, 2 * 10**6, 2))  # HumanEval+ /100: a million integers
+    assert json_part(to_wire(pile)) == '["lq",8000000]' and from_wire(to_wire(pile)) == pile
+    assert json_part(to_wire([1] * 19 + [2**63])).startswith('["l",20,')  # token by token
+    assert json_part(to_wire([1.0] * 19 + [2**60])).startswith('["l",20,')  # not exact as a double
 
 
 def test_short_json_exact_values_travel_as_plain_json():
@@ -134,7 +138,8 @@ def framed(text: str, binary: bytes) -> bytes:
     ('["ld",[16,[0,0]]]', bytes(16)), ('["ld",[8,[0]]]', array("d", [0.5]).tobytes()),
     ('["ld",[8,[1]]]', bytes(8)), ('["ld",[8,[true]]]', bytes(8)), ('["ld",[7,[]]]', bytes(7)),
     ('["ld",[8,[0]]]', array("d", [2.0**60]).tobytes()), ('["x",2]', b"\xff\xfe"),
-    ('["x",1]', b"ab"), ('["x",3]', b"ab"), ('["i",1]', b"a"),
+    ('["x",1]', b"ab"), ('["x",3]', b"ab"), ('["i",1]', b"a"), ('["lq",7]', bytes(7)),
+    ('["lq",[8]]', bytes(8)), ('["lq",16]', bytes(8)),
 ])
 def test_malformed_binary_sections_are_refused(text, binary):
     with pytest.raises(NotPlainData):

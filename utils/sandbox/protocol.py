@@ -10,9 +10,10 @@ the only RecursionError a test sees is the one plain Python would raise comparin
 integers travel in hexadecimal (linear time both ways, exempt from Python's 4300-digit limit
 on decimal conversion). Long strings travel as UTF-8 in the binary section (HumanEval/15
 returns 147 MB of them: JSON would escape and scan every character), long bytes as they are. A long list is packed
-where it can be, so that C code handles it: floats and small integers (HumanEval/130 returns a
-million of them mixed) as their IEEE doubles in the binary section (bit for bit) with the
-positions of the integers; other scalars that JSON carries exactly (None, bool, small int,
+where it can be, so that C code handles it: integers alone (HumanEval/100 returns a million) as
+64-bit integers in the binary section; floats and small integers (HumanEval/130 returns a
+million of them mixed) as their IEEE doubles there (bit for bit) with the positions of the
+integers; other scalars that JSON carries exactly (None, bool, small int,
 float, str) as one JSON array. A short value of those scalars and of lists and str-keyed dicts
 of them (most answers: `{"result": True}`) is a body of its own, plain JSON (`SHORT`), which the
 C codec reads without the token loop.
@@ -51,7 +52,7 @@ PACK_FROM = 16  # lists at least this long are packed where they can be (`_pack`
 _JSON_EXACT = frozenset({type(None), bool, int, float, str})
 _NUMBERS = frozenset({int, float})
 _BUILTIN_SCALARS = _JSON_EXACT | {bytes}
-PACKED_JSON, PACKED_NUMBERS = "lj", "ld"
+PACKED_JSON, PACKED_NUMBERS, PACKED_INTS = "lj", "ld", "lq"
 LONG_FROM = 4096  # strings and bytes at least this long travel in the binary section
 LONG_STRING, LONG_BYTES = "x", "y"
 SHORT, SHORT_MAX = b"J", 4096  # a body that is plain JSON starts with SHORT; at most SHORT_MAX
@@ -122,6 +123,8 @@ def _json_exact(value, depth: int) -> bool:
     str-keyed dicts of them at most `depth` deep and 16 items long (checking more costs more
     than the token loop)."""
     kind = type(value)
+    if kind is str:  # a long one travels in the binary section: not worth encoding as JSON
+        return len(value) < LONG_FROM
     if kind in _JSON_EXACT:
         return kind is not int or -SAFE_INT < value < SAFE_INT
     if not depth or kind not in (list, dict) or len(value) > PACK_FROM:
@@ -133,19 +136,24 @@ def _json_exact(value, depth: int) -> bool:
 
 
 def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
-    """(tag, payload, bytes of text in it) for a list of scalars that packs, else None: floats
-    and small integers as doubles (added to `blobs`) with the integers' positions, other
-    JSON-exact scalars as one JSON array. Integers must be small: exact as doubles and as JSON
-    numbers."""
+    """(tag, payload, bytes of text in it) for a list of scalars that packs, else None:
+    integers alone as 64-bit integers (added to `blobs`); floats and small integers as doubles
+    (added to `blobs`) with the integers' positions; other JSON-exact scalars as one JSON array.
+    Integers among other types must be small: exact as doubles and as JSON numbers."""
     types = list(map(type, items))
     kinds = set(types)
     if not kinds <= _JSON_EXACT:
         return None
+    if kinds == {int}:
+        try:
+            blobs.append(array("q", items).tobytes())
+        except OverflowError:  # beyond 64 bits: token by token, in hexadecimal
+            return None
+        return PACKED_INTS, len(blobs[-1]), len(blobs[-1])
     integers: list[int] = []  # positions of the integers in a mixed list
     if int in kinds:
-        if len(kinds) > 1:
-            integers = _positions(types, int)
-        ints = items if len(kinds) == 1 else [items[n] for n in integers]
+        integers = _positions(types, int)
+        ints = [items[n] for n in integers]
         if not -SAFE_INT < min(ints) <= max(ints) < SAFE_INT:
             return None
     if kinds <= _NUMBERS and float in kinds:
@@ -260,9 +268,8 @@ def _decode_tokens(tokens, check: Callable[[], None], binary: _Binary):
             value = str(binary.take(payload), "utf-8", "surrogatepass")
         elif tag == LONG_BYTES:
             value = bytes(binary.take(payload))
-        elif tag == PACKED_JSON or tag == PACKED_NUMBERS:
-            value = (_unpack_json(payload) if tag == PACKED_JSON
-                     else _unpack_numbers(payload, binary))
+        elif tag in _UNPACK:
+            value = _UNPACK[tag](payload, binary)
             count += len(value)
             if count > MAX_VALUES:
                 raise NotPlainData(f"more than {MAX_VALUES} values")
@@ -305,7 +312,7 @@ def _hashes_next(frame: list) -> bool:
     return frame[0] in "SZ" or (frame[0] == "d" and not len(frame[1]) % 2)
 
 
-def _unpack_json(payload) -> list:
+def _unpack_json(payload, binary: _Binary) -> list:
     if type(payload) is not list or not set(map(type, payload)) <= _JSON_EXACT:
         raise NotPlainData("malformed message: bad packed list")
     return payload
@@ -326,6 +333,16 @@ def _unpack_numbers(payload, binary: _Binary) -> list:
             raise NotPlainData("malformed message: bad packed integer")
         values[n], previous = int(values[n]), n
     return values
+
+
+def _unpack_ints(size, binary: _Binary) -> list:
+    """64-bit integers (a length not a multiple of 8 raises ValueError: malformed)."""
+    ints = array("q")
+    ints.frombytes(binary.take(size))
+    return ints.tolist()
+
+
+_UNPACK = {PACKED_JSON: _unpack_json, PACKED_NUMBERS: _unpack_numbers, PACKED_INTS: _unpack_ints}
 
 
 def _decode_scalar(tag, payload):

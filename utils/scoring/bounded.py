@@ -113,7 +113,8 @@ def bounded_map(
     is valid in a forked child; items and results must pickle. With `affinity`, items of one
     key go to the worker already on that key while any are left (what it prepared for the
     first, it keeps for the next: HumanEval+'s compiled tests); a worker with none left takes
-    a key no other worker is on, else helps with any.
+    the key with the most work left by what its items took so far, which may be another
+    worker's (see `_Pending`).
     """
     items = list(items)
     if not items:
@@ -134,6 +135,7 @@ def bounded_map(
                 worker = busy[conn]
                 try:
                     results[worker.index] = conn.recv()
+                    pending.done(worker.key, results[worker.index].seconds)
                 except (EOFError, OSError):
                     worker.proc.join(1)
                     code = worker.proc.exitcode
@@ -145,6 +147,7 @@ def bounded_map(
             for worker in list(pool):
                 if worker.index is not None and now - worker.started >= timeout:
                     results[worker.index] = Outcome("timeout", seconds=now - worker.started)
+                    pending.done(worker.key, now - worker.started)
                     fresh = _replace(ctx, fn, worker)
                     pool[pool.index(worker)] = fresh
                     _assign(fresh, pending, items, pool)
@@ -173,33 +176,57 @@ def bounded_records(
 
 class _Pending:
     """Indices of the items not yet given out, by affinity key (keys in order of their first
-    item; without affinity, one key: first come, first served)."""
+    item; without affinity, one key: first come, first served), and how long each key's items
+    took so far."""
 
     def __init__(self, keys: list):
         self.keys = keys
         self.queues: OrderedDict[Hashable, deque[int]] = OrderedDict()
         for index, key in enumerate(keys):
             self.queues.setdefault(key, deque()).append(index)
+        self.seconds: dict[Hashable, list[float]] = {}  # key: [seconds in all, items done]
+        self.all_seconds = [0.0, 0]  # the same over all keys
 
-    def take(self, key: Hashable, busy: set) -> int | None:
-        """The next item of `key`; else of the first key not in `busy`; else of the first."""
+    def done(self, key: Hashable, seconds: float) -> None:
+        for spent in (self.seconds.setdefault(key, [0.0, 0]), self.all_seconds):
+            spent[0] += seconds
+            spent[1] += 1
+
+    def take(self, key: Hashable, busy: dict[Hashable, float]) -> int | None:
+        """The next item of `key`; else of the key with the most work left (`_work_left`), a
+        key no other worker is on first among equals, then the first. `busy`: the keys other
+        workers are on, each with how long its item there has been running."""
         if key not in self.queues:
-            free = (other for other in self.queues if other not in busy)
-            key = next(free, next(iter(self.queues), _NONE_LEFT))
-            if key is _NONE_LEFT:
+            if not self.queues:
                 return None
+            mean = _mean(self.all_seconds)
+            key = max(self.queues, key=lambda other: (
+                self._work_left(other, max(mean, busy.get(other, 0.0))), other not in busy))
         queue = self.queues[key]
         index = queue.popleft()
         if not queue:
             del self.queues[key]
         return index
 
+    def _work_left(self, key: Hashable, guess: float) -> float:
+        """Seconds a key's items left should take, by the key's items done so far (`guess` for
+        a key none of whose items is done: the mean over all keys, or how long its item running
+        has taken, if longer). Taking the most first, the long keys are shared by the workers
+        early and the run ends on short items, not on one worker's long one while the others
+        wait."""
+        spent = self.seconds.get(key)
+        return len(self.queues[key]) * (_mean(spent) if spent else guess)
 
-_NONE_LEFT = object()
+
+def _mean(spent: list[float]) -> float:
+    """Mean seconds an item took, from [seconds in all, items done] (0 for none done)."""
+    return spent[0] / spent[1] if spent[1] else 0.0
 
 
 def _assign(worker: _Worker, pending: _Pending, items: list, pool: list[_Worker]) -> None:
-    busy = {other.key for other in pool if other is not worker and other.index is not None}
+    now = time.monotonic()
+    busy = {other.key: now - other.started for other in pool
+            if other is not worker and other.index is not None}
     index = pending.take(worker.key, busy)
     if index is None:
         return
