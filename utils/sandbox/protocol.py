@@ -137,10 +137,19 @@ def _json_exact(value, depth: int) -> bool:
 
 def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
     """(tag, payload, bytes of text in it) for a list of scalars that packs, else None:
-    integers alone as 64-bit integers (added to `blobs`); floats and small integers as doubles
-    (added to `blobs`) with the integers' positions; other JSON-exact scalars as one JSON array.
-    Integers among other types must be small: exact as doubles and as JSON numbers."""
+    floats and small integers as doubles (added to `blobs`) with the integers' positions;
+    integers alone as 64-bit integers (added to `blobs`); other JSON-exact scalars as one JSON
+    array. Integers among other types must be small: exact as doubles and as JSON numbers."""
     types = list(map(type, items))
+    floats = types.count(float)  # quick where floats are most (a match is an identity check)
+    others = len(types) - floats
+    if floats:
+        integers = _positions(types, int, others)
+        if len(integers) == others:  # floats and integers only
+            if integers and not _small([items[n] for n in integers]):
+                return None
+            blobs.append(array("d", items).tobytes())
+            return PACKED_NUMBERS, [len(blobs[-1]), integers], len(blobs[-1])
     kinds = set(types)
     if not kinds <= _JSON_EXACT:
         return None
@@ -150,17 +159,14 @@ def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
         except OverflowError:  # beyond 64 bits: token by token, in hexadecimal
             return None
         return PACKED_INTS, len(blobs[-1]), len(blobs[-1])
-    integers: list[int] = []  # positions of the integers in a mixed list
-    if int in kinds:
-        integers = _positions(types, int)
-        ints = [items[n] for n in integers]
-        if not -SAFE_INT < min(ints) <= max(ints) < SAFE_INT:
-            return None
-    if kinds <= _NUMBERS and float in kinds:
-        blobs.append(array("d", items).tobytes())
-        return PACKED_NUMBERS, [len(blobs[-1]), integers], len(blobs[-1])
+    if int in kinds and not _small([items[n] for n in _positions(types, int)]):
+        return None
     text = sum(len(x) for x in items if type(x) is str) if str in kinds else 0
     return PACKED_JSON, items, text
+
+
+def _small(ints: list[int]) -> bool:
+    return -SAFE_INT < min(ints) <= max(ints) < SAFE_INT
 
 
 def _scalar_token(item, kind) -> tuple[str, object]:
@@ -193,15 +199,17 @@ _DECODE_SCALAR = {"N": lambda p: None, "B": bool, "s": str, "i": int,
                   "I": lambda p: int(p, 16), "b": bytes.fromhex}
 
 
-def _positions(types: list, kind: type) -> list[int]:
-    """Where `kind` is in `types` (`list.index` scans at C speed between two of them)."""
+def _positions(types: list, kind: type, most: int | None = None) -> list[int]:
+    """Where `kind` is in `types`, up to `most` places (`list.index` scans at C speed between
+    two of them)."""
     found, at = [], -1
     try:
-        while True:
+        while most is None or len(found) < most:
             at = types.index(kind, at + 1)
             found.append(at)
     except ValueError:
-        return found
+        pass
+    return found
 
 
 class _Binary:
