@@ -36,14 +36,15 @@ from functools import lru_cache
 
 from ..scoring.bounded import bounded_map
 from . import pool
+from .budget import Budget, CandidateFailure
 from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
+from .memo import Definitions, memo_for
 from .messages import encode_message, message_size
 from .plans import Plan, fingerprint, plan_for
 from .protocol import NotPlainData, from_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
 LARGE = 1 << 16  # bytes from which a message is received in place
-CPU_SLACK = 0.15  # seconds a group may run ahead of its one-core quota (one CFS period, and more)
 
 
 @dataclass
@@ -55,6 +56,8 @@ class Job:
     trusted_prelude: str = ""  # trusted: defined before the test runs (the prompt's helpers)
     calls: str = ""  # trusted: an expression for the positional arguments of each call the
     #                  test is expected to make, in order (optional; see "Planned calls")
+    pure: tuple[str, ...] = ()  # trusted: functions the test defines whose results depend on
+    #                             their arguments alone, computed once per worker (see `memo`)
 
 
 @dataclass
@@ -66,60 +69,11 @@ class Verdict:
     output: str = ""  # the candidate's stdout+stderr, capped
     cpu_seconds: float | None = None  # the job's own CPU time (None: no cgroup to measure it)
     limit: str = ""  # which limit decided the verdict: "cpu", "wall", "memory" or ""
+    memo_seconds: float = 0.0  # of the job's time, what memoized results were charged (`memo`)
 
 
 class _Strayed(BaseException):
     """The test made a call its job's plan did not predict."""
-
-
-class CandidateFailure(BaseException):
-    """The candidate raised SystemExit, died, hung, or sent something that is not plain data;
-    `outcome` says which. A BaseException, so a test's `except Exception` cannot swallow it."""
-
-    def __init__(self, outcome: str, reason: str, limit: str = ""):
-        super().__init__(reason)
-        self.outcome, self.reason, self.limit = outcome, reason, limit
-
-
-class Budget:
-    """A job's time limit, measured from before its candidate is forked."""
-
-    def __init__(self, timeout: float, slot: pool.Slot):
-        """CPU time from the slot's cgroup, plus this worker's own where it is not in it."""
-        self.timeout, self.clock = timeout, slot.cpu_clock
-        self.own_time = time.process_time if not slot.worker_in_group else (lambda: 0.0)
-        # how fast the job's CPU time can grow: the group's one core, and the worker outside it
-        self.cores = 1 if slot.worker_in_group else 2
-        self.start = time.monotonic()
-        if self.clock is None:
-            self.wall_limit = timeout
-        else:
-            self.wall_limit = WALL_FACTOR * timeout + WALL_EXTRA
-            self.cpu_start = self.clock() + self.own_time()
-
-    def cpu(self) -> float | None:
-        if self.clock is None:
-            return None
-        return self.clock() + self.own_time() - self.cpu_start
-
-    def cpu_left(self) -> float | None:
-        """CPU seconds left, or a lower bound of it while the job is too young to have used
-        them all (read without touching the cgroup: most jobs never read it but twice)."""
-        if self.clock is None:
-            return None
-        young = self.timeout - CPU_SLACK - (time.monotonic() - self.start) * self.cores
-        return young if young > 0 else self.timeout - self.cpu()
-
-    def exceeded(self) -> CandidateFailure | None:
-        left = self.cpu_left()
-        if left is not None and left < 0:
-            return CandidateFailure("timeout", f"time limit: {self.timeout - left:.2f} s of CPU "
-                                    f"time (limit {self.timeout:g} s)", "cpu")
-        if time.monotonic() - self.start > self.wall_limit:
-            what = "wall-clock backstop" if self.clock else "wall-clock limit"
-            return CandidateFailure("timeout", f"time limit: {what} of {self.wall_limit:g} s",
-                                    "wall")
-        return None
 
 
 class _Proxy:
@@ -325,6 +279,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
             shutil.rmtree(workdir, ignore_errors=True)
     verdict.seconds = time.monotonic() - budget.start
     verdict.cpu_seconds = budget.cpu()
+    verdict.memo_seconds = budget.charged
     if slot.memory_killed():
         verdict.limit = "memory"
         verdict.reason += f" (the job reached its memory limit, {MEMORY_LIMIT / 2**30:g} GiB)"
@@ -342,7 +297,8 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
             namespace: dict = {"__name__": "__trusted_test__"}
             exec(_compiled(job.trusted_prelude, "<prelude>"), namespace)  # noqa: S102
             namespace[job.entry_point] = proxy
-            exec(_compiled(job.test, "<test>"), namespace)  # noqa: S102 (trusted test)
+            definitions = _definitions(job, namespace, proxy)
+            exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
     except CandidateFailure as exc:
         proxy.failure = proxy.failure or exc
     except _Strayed:
@@ -363,6 +319,14 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
     if proxy.calls == 0:
         return Verdict(False, "error", "the test never called the candidate", 0.0)
     return verdict
+
+
+def _definitions(job: Job, namespace: dict, proxy: _Proxy) -> dict:
+    """The test's local namespace: its globals, or one that memoizes `job.pure` functions."""
+    if not job.pure:
+        return namespace
+    memo = memo_for(job.trusted_prelude, job.test)
+    return Definitions(namespace, job.pure, memo, proxy.budget.charge)
 
 
 @lru_cache(maxsize=256)

@@ -6,6 +6,7 @@ MAX_VALUES = 1 << 22  # values (scalars and containers) in one message
 OUTPUT_CAP = 64 * 1024  # bytes of stdout+stderr kept per job
 PLANS_KEPT = 4  # planned-call lists a zygote keeps for later jobs (it counts against the memory
 #                 limit of the slot: a HumanEval+ plan decodes to a few MB at most)
+MEMO_BYTES = 128 * 1024**2  # memoized results a trusted worker keeps (of one test: see `memo`)
 MEMORY_LIMIT = 2 * 1024**3  # per job with cgroups (all its processes, memfd and tmpfs included);
 #                             also every process's address space (RLIMIT_AS)
 FILE_SIZE_LIMIT = 16 * 1024**2

@@ -32,6 +32,8 @@ _NOT_COMPILED = re.compile(r"program failed to load: (?:SyntaxError|IndentationE
 # HumanEval+ tests open `check` with a literal list of argument lists, `inputs`, and call the
 # candidate with each in turn
 _INPUTS = re.compile(r"^def check\(candidate\):\n    inputs = (.+)$", re.MULTILINE)
+# six of them compute the expected value with a reference function
+_REF_FUNC = re.compile(r"^def ref_func\(", re.MULTILINE)
 
 
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
@@ -76,6 +78,13 @@ def planned_calls(test: str) -> str:
     return match.group(1) if match else ""
 
 
+def pure_functions(test: str) -> tuple[str, ...]:
+    """The test's functions memoized per worker (`execution.Job.pure`): HumanEval+'s
+    `ref_func`, the reference solution computing each input's expected value (in the six tests
+    that have one, a function of integers or strings and nothing else)."""
+    return ("ref_func",) if _REF_FUNC.search(test) else ()
+
+
 def job(doc: dict, program: str) -> execution.Job:
     """`program` run against the doc's test, with the doc's time limit."""
     return execution.Job(
@@ -85,6 +94,7 @@ def job(doc: dict, program: str) -> execution.Job:
         timeout=doc["timeout"],
         trusted_prelude=doc["prompt"],
         calls=planned_calls(doc["test"]),
+        pure=pure_functions(doc["test"]),
     )
 
 

@@ -1,0 +1,99 @@
+"""Memoized trusted functions: a test's reference function computed once per worker for equal
+arguments, not once per sample.
+
+A job may name, in `Job.pure`, functions its trusted test defines whose results depend on their
+arguments alone: HumanEval+'s `ref_func`, which computes the expected value of each input, so
+that the 20 samples of a problem compute the same expected values 20 times (for HumanEval/139,
+/15, /130 and /83 that is half of all the work; EvalPlus itself computes its expected outputs
+once). In the job's test each such function is wrapped as the test defines it. A call looks its
+arguments up (their `plans.fingerprint`: equal exactly for the same plain data, types included)
+in the worker's memo for that test; a hit returns a fresh copy of the result (through `marshal`,
+exact for plain data, so no job sees what another did to its copy) and charges the job the CPU
+time the first computation took, so that time limits decide as if it were computed again. A
+miss computes, and keeps the result if marshal carries it, while the memo holds less than
+MEMO_BYTES. An exception is never kept. Only trusted code's results from the test's own
+arguments are kept; nothing a candidate sends is.
+"""
+
+from __future__ import annotations
+
+import functools
+import marshal
+import time
+from collections.abc import Callable
+
+from .limits import MEMO_BYTES
+from .plans import fingerprint
+
+
+class Memo:
+    """Results of one test's pure functions in this worker: {(name, fingerprint): (marshalled
+    result, CPU seconds its computation took)}; another test's replace them."""
+
+    def __init__(self) -> None:
+        self.test: tuple[str, ...] = ()
+        self.results: dict[tuple[str, bytes], tuple[bytes, float]] = {}
+        self.size = 0
+
+    def for_test(self, test: tuple[str, ...]) -> Memo:
+        if test != self.test:
+            self.test, self.results, self.size = test, {}, 0
+        return self
+
+    def keep(self, key: tuple[str, bytes], result, seconds: float) -> None:
+        try:
+            data = marshal.dumps(result)
+        except ValueError:  # not plain data marshal carries (e.g. a numpy array): not kept
+            return
+        if self.size + len(data) <= MEMO_BYTES:
+            self.results[key] = data, seconds
+            self.size += len(data)
+
+
+_MEMO = Memo()  # this worker's
+
+
+def memo_for(prelude: str, test: str) -> Memo:
+    """The worker's memo for a test (with its prelude, which its functions may call)."""
+    return _MEMO.for_test((prelude, test))
+
+
+def memoized(name: str, function: Callable, memo: Memo, charge: Callable[[float], None]):
+    """`function` computed once per equal arguments in `memo`, each use charged its time."""
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        arguments = fingerprint((args, kwargs))
+        key = (name, arguments)
+        if arguments is not None and key in memo.results:
+            data, seconds = memo.results[key]
+            charge(seconds)
+            return marshal.loads(data)
+        start = time.thread_time()
+        result = function(*args, **kwargs)
+        if arguments is not None:
+            memo.keep(key, result, time.thread_time() - start)
+        return result
+
+    return call
+
+
+class Definitions(dict):
+    """A test module's local namespace that memoizes the functions named `pure` as the test
+    defines them. Everything it defines goes into the module's globals too (where the test's
+    functions look names up), so that the test runs as with one namespace."""
+
+    def __init__(self, namespace: dict, pure: tuple[str, ...], memo: Memo,
+                 charge: Callable[[float], None]):
+        super().__init__()
+        self.namespace, self.pure, self.memo, self.charge = namespace, pure, memo, charge
+
+    def __setitem__(self, name: str, value) -> None:
+        if name in self.pure and callable(value):
+            value = memoized(name, value, self.memo, self.charge)
+        super().__setitem__(name, value)
+        self.namespace[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name)
+        self.namespace.pop(name, None)
