@@ -2,6 +2,7 @@
 run by evalpack's sandbox and by OLMES's way, on the same programs in one run.
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/execution_plus.py [--copies 20]
+        [--no-memo]
 
 OLMES's way (`code_eval_local` and `code_execution_local` at 5a51f502, written here from
 what they do, not imported): every program (prompt + solution + test + `check(entry_point)`)
@@ -25,12 +26,13 @@ evalpack's own CPU per job (candidate cgroup + trusted worker, `Verdict.cpu_seco
 on the machine. evalpack computes each test's reference function (`ref_func`, six problems) once
 per worker for equal arguments (`Job.pure`, see evalpack.sandbox.memo), as EvalPlus computes its
 expected outputs once; the CPU time that spares is printed too (the jobs' time limits are
-charged it all the same)."""
+charged it all the same), and `--no-memo` measures without it."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import multiprocessing
 import os
@@ -64,9 +66,12 @@ def test_program(problem: dict) -> str:
 # ---------------------------------------------------------------- evalpack
 
 
-def time_evalpack(problems: list[dict]) -> tuple[float, list[execution.Verdict]]:
+def time_evalpack(problems: list[dict], memo: bool = True
+                  ) -> tuple[float, list[execution.Verdict]]:
     jobs = [humaneval.job({**p, "timeout": TIMEOUT}, p["prompt"] + p["canonical_solution"])
             for p in problems]
+    if not memo:
+        jobs = [dataclasses.replace(job, pure=()) for job in jobs]
     start = time.perf_counter()
     verdicts = execution.run_jobs(jobs)
     return time.perf_counter() - start, verdicts
@@ -139,6 +144,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-memo", action="store_true",
+                        help="compute every reference function again in every job")
     args = parser.parse_args()
     # a problem's copies one after the other, as a run's samples come (doc by doc)
     programs = [problem for problem in load_problems() for _ in range(args.copies)]
@@ -149,7 +156,7 @@ def main() -> None:
     work = Counter()  # CPU seconds of the programs' own work, per task_id
     for round_ in range(args.rounds):
         chunk = programs[round_ :: args.rounds]
-        seconds, verdicts = time_evalpack(chunk)
+        seconds, verdicts = time_evalpack(chunk, memo=not args.no_memo)
         walls["evalpack"] += seconds
         passed["evalpack"] += sum(v.passed for v in verdicts)
         timeouts["evalpack"] += sum(v.outcome == "timeout" for v in verdicts)
@@ -166,12 +173,16 @@ def main() -> None:
           f"{cores['evalpack']} slots; OLMES way: {cores['OLMES way']} processes at a time")
     rates = {}
     own = sum(work.values())
+    # how much of each executor's capacity (cores x wall) went into the work: the tests' own
+    # for OLMES's way (its overhead is not measured); its jobs' CPU time for evalpack
+    busy = {"evalpack": ("its jobs' CPU time", job_cpu or own),
+            "OLMES way": ("tests' own CPU work", own)}
     for name, seconds in walls.items():
         rates[name] = len(programs) / seconds
+        what, cpu = busy[name]
         print(f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
               f"{rates[name]:5.2f} programs/s ({passed[name]} passed, {timeouts[name]} timed "
-              f"out); tests' own CPU work = {own / (seconds * cores[name]):.0%} of "
-              f"{cores[name]} cores x wall")
+              f"out); {what} = {cpu / (seconds * cores[name]):.0%} of {cores[name]} cores x wall")
     print(f"ratio: {rates['evalpack'] / rates['OLMES way']:.1f}x; tests' own CPU work "
           f"{own:.1f} s in all")
     if job_cpu:

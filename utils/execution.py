@@ -6,10 +6,15 @@
 candidate module (for HumanEval: prompt + completion); `test` is trusted code that calls
 `entry_point` (HumanEval: the dataset's `test` + `check(<entry_point>)`); `trusted_prelude` is
 trusted code run before the test, so that helpers the test calls directly exist on the trusted
-side (HumanEval: the dataset's prompt, e.g. `encode_cyclic`, `poly`). `run_jobs(jobs)` returns,
-in order, one `Verdict(passed, outcome, reason, seconds, output, cpu_seconds, limit)` per job,
+side (HumanEval: the dataset's prompt, e.g. `encode_cyclic`, `poly`). Two optional trusted
+speed-ups leave verdicts as they are: `calls`, an expression for the arguments of the calls the
+test will make (HumanEval+'s `inputs`; see `evalpack.sandbox.plans`), and `pure`, names of
+functions the test defines whose results depend on their arguments alone (HumanEval+'s
+`ref_func`; see `evalpack.sandbox.memo`). `run_jobs(jobs)` returns, in order, one
+`Verdict(passed, outcome, reason, seconds, output, cpu_seconds, limit, memo_seconds)` per job,
 outcome one of passed | failed | timeout | error | killed; `limit` says whether the CPU-time
-limit, the wall-clock limit or the memory limit decided it. Both are dataclasses
+limit, the wall-clock limit or the memory limit decided it; `memo_seconds`, how much of
+`cpu_seconds` memoized results were charged. Both are dataclasses
 (`dataclasses.asdict` works).
 
 `isolation()` names the layers this host gives candidates, e.g.
