@@ -115,3 +115,24 @@ def test_humaneval_plus_reference_functions_are_memoized_with_the_same_verdicts(
     assert [v.outcome for v in verdicts] == ["passed", "passed", "failed"]
     if verdicts[0].cpu_seconds is not None:
         assert verdicts[0].memo_seconds == 0 < verdicts[1].memo_seconds
+
+
+def test_a_memoizing_test_keeps_one_namespace():
+    """Module code and the test's functions see the same names, as without it."""
+    test = """
+count = 0
+
+def bump():
+    globals()["count"] += 1
+
+bump()
+assert count == 1  # module code reads what the function changed
+
+def ref_func(n):
+    return n
+
+def check(candidate):
+    assert candidate(1) == ref_func(1)
+"""
+    verdicts = run_jobs(jobs(test, 1, program="def f(n):\n    return 1\n"), workers=1)
+    assert verdicts[0].outcome == "passed", verdicts[0].reason

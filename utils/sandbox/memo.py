@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import marshal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, MutableMapping
 
 from .limits import MEMO_BYTES
 from .plans import fingerprint
@@ -78,22 +78,28 @@ def memoized(name: str, function: Callable, memo: Memo, charge: Callable[[float]
     return call
 
 
-class Definitions(dict):
+class Definitions(MutableMapping):
     """A test module's local namespace that memoizes the functions named `pure` as the test
-    defines them. Everything it defines goes into the module's globals too (where the test's
-    functions look names up), so that the test runs as with one namespace."""
+    defines them; otherwise a view of the module's globals, so that the test runs as with one
+    namespace (its functions, `global` statements and module code see the same names)."""
 
     def __init__(self, namespace: dict, pure: tuple[str, ...], memo: Memo,
                  charge: Callable[[float], None]):
-        super().__init__()
         self.namespace, self.pure, self.memo, self.charge = namespace, pure, memo, charge
+
+    def __getitem__(self, name: str):
+        return self.namespace[name]
 
     def __setitem__(self, name: str, value) -> None:
         if name in self.pure and callable(value):
             value = memoized(name, value, self.memo, self.charge)
-        super().__setitem__(name, value)
         self.namespace[name] = value
 
     def __delitem__(self, name: str) -> None:
-        super().__delitem__(name)
-        self.namespace.pop(name, None)
+        del self.namespace[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.namespace)
+
+    def __len__(self) -> int:
+        return len(self.namespace)
