@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,14 @@ requires_shared = pytest.mark.skipif(
     not DATA_DIR.is_dir(),
     reason=f"real benchmark data not found at {DATA_DIR} (a fresh clone without ../shared)",
 )
+
+
+def sigint_as_at_a_terminal() -> None:
+    """Call before starting a process a test Ctrl-Cs: a child inherits an ignored SIGINT (a
+    background job of a non-interactive shell, e.g. `make test &`, ignores it), so the test
+    process takes Python's usual handler, as in a terminal, whose children get the default."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def read_jsonl(path):

@@ -12,7 +12,7 @@ import time
 import pytest
 from http_stub import Stub
 
-from conftest import REPO
+from conftest import REPO, sigint_as_at_a_terminal
 
 DOCS, REPEATS, CONCURRENT = 8, 4, 2
 
@@ -34,6 +34,7 @@ def start_run(stub, tmp_path) -> subprocess.Popen:
     command = [sys.executable, "-m", "evalpack", "--model", "evalpack-chat", "--model_args",
                args, "--tasks", "aime24", "--apply_chat_template", "--metadata", metadata,
                "--use_cache", str(tmp_path / "cache")]
+    sigint_as_at_a_terminal()
     return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             env={**os.environ, "PYTHONPATH": str(REPO)})

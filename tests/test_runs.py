@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
+from conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared, sigint_as_at_a_terminal
 from evalpack.commands import catalog, rundirs
 from evalpack.commands import checkpoints as models_file
 from evalpack.commands import leaderboard as board_run
@@ -346,6 +346,7 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
     suites = tmp_path / "suites.yaml"
     suites.write_text(json.dumps({"one": {"tasks": [{"task": TASKS[0], "chat": True}]}}))
     err = tmp_path / "stderr.txt"
+    sigint_as_at_a_terminal()
     with open(err, "w") as out:
         run = evalpack("leaderboard", "run", "--models", str(models), "--suites", str(suites),
                        "--suite", "one", "--output", str(tmp_path / "board"),
