@@ -9,7 +9,9 @@ calls the candidate is an error, not a pass.
 
 Planned calls (`Job.calls`, see `plans`): the candidate answers the calls a test is expected
 to make without waiting for each; every call the test makes is checked against the plan, and
-a test that strays from it gets its job run again from scratch, call by call.
+a test that strays from it gets its job run again from scratch, call by call. Pure functions
+(`Job.pure`, see `memo`): the test's reference function is computed once per worker and
+arguments, each use charged the time it took (`budget`).
 
 Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and
 of this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a
