@@ -351,6 +351,7 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
         run = evalpack("leaderboard", "run", "--models", str(models), "--suites", str(suites),
                        "--suite", "one", "--output", str(tmp_path / "board"),
                        stderr=out, start_new_session=True)
+    try:
         while True:
             try:
                 fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
@@ -364,6 +365,10 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
         os.killpg(run.pid, signal.SIGINT)
         assert run.wait(timeout=20) == 130
         os.close(fd)
+    finally:
+        if run.poll() is None:  # it did not stop: the test stops it, its pair's worker too
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
     assert time.monotonic() - start < 10
     after = err.read_text().splitlines()[len(before):]
     assert after == [(f"evalpack leaderboard: interrupted during slow x {TASKS[0]}; finished "
