@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import datasets
+from datasets.exceptions import DatasetNotFoundError
 
 DATA_DIR_ENV = "EVALPACK_DATA_DIR"
 
@@ -95,8 +96,9 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
     """One split from the hub (or the local HF cache under `HF_HUB_OFFLINE=1`). Without a way to
-    the data, a `DataError` in one line naming the dataset and the mirror file to provide; an
-    unreachable hub is found in seconds, not after the hub client's retries."""
+    the data, a `DataError` in one line naming the dataset and the mirror file to provide (for
+    a gated dataset without access, also how to get it); an unreachable hub is found in seconds,
+    not after the hub client's retries."""
     where = f"{hub_dir(path)}/{name or 'default'}/{split}.jsonl"
     offline = any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on")
                   for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
@@ -111,6 +113,12 @@ def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
         return list(datasets.load_dataset(path, name, split=split))
     except ConnectionError:
         raise failure from None
+    except DatasetNotFoundError as exc:
+        if "gated" not in str(exc):
+            raise
+        raise DataError(f"dataset {path!r} is gated on the Hugging Face hub: accept its terms at "
+                        f"https://huggingface.co/datasets/{path} and log in (`hf auth login` or "
+                        f"HF_TOKEN), or set {DATA_DIR_ENV}=<mirror dir> holding {where}") from None
 
 
 def load(
