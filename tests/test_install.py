@@ -52,6 +52,9 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     assert "evalpack/commands/suites.yaml" in names
     assert "evalpack/fewshot_data/minerva_math.json" in names
+    samples = [n for n in names if n.startswith("evalpack/task_configs/deepmind_math/data/")]
+    assert len([n for n in samples if n.endswith("/test.jsonl.gz")]) == 56  # OLMES's sample
+    assert "evalpack/task_configs/deepmind_math/data/LICENSE" in samples
     yamls = {n for n in names if n.startswith("evalpack/task_configs/") and n.endswith(".yaml")}
     in_checkout = set((REPO / "tasks").rglob("*.yaml"))
     assert len(yamls) == len(in_checkout)
