@@ -47,8 +47,8 @@ def main() -> None:
     records = deepmind_math.score_docs(completions, docs)
     parallel = time.perf_counter() - start
     start = time.perf_counter()
-    sequential = [score_deepmind(c[0], d["answer"], seed=deepmind_math.doc_seed(d))
-                  for c, d in zip(completions, docs)]
+    sequential = [{**score_deepmind(c[0], d["answer"], seed=deepmind_math.doc_seed(d)),
+                   "gold": d["answer"]} for c, d in zip(completions, docs)]
     in_process = time.perf_counter() - start
 
     wrong = [(d, r) for d, r in zip(docs, records) if not r["exact_match"]]

@@ -239,6 +239,20 @@ def test_a_pathological_answer_is_cut_off_and_counted(monkeypatch, caplog):
 def test_area_breakdown_is_the_mean_of_its_categories():
     scores = {"ckpt": {"algebra__linear_1d": 0.5, "algebra__linear_2d": 0.25, "numbers__gcd": 1}}
     assert prefix_scores(scores, "__") == {"ckpt": {"algebra": 0.375, "numbers": 1.0}}
+    # through the report: the group's declared breakdowns, by category and by area
+    from evalpack.commands.render import grid_table
+    from evalpack.commands.report import breakdowns
+
+    results = {f"{GROUP}_{c}": {"exact_match,olmes": float(c == "calculus__differentiate")}
+               for c in CATEGORIES}
+    column = {"task": GROUP, "metric": "exact_match", "filter": "olmes"}
+    by_category, by_area = breakdowns({"m": {"results": results, "samples": {}}}, [column])
+    assert by_category["by"] == "subtasks" and len(by_category["scores"]["m"]) == 56
+    assert by_area["scores"]["m"] == {"algebra": 0, "arithmetic": 0, "calculus": 0.5,
+                                      "comparison": 0, "measurement": 0, "numbers": 0,
+                                      "polynomials": 0, "probability": 0}
+    title, _header, rows = grid_table(by_area)
+    assert title.startswith("DeepMind Mathematics (0-shot CoT): 8 ") and len(rows) == 8
 
 
 def test_end_to_end_replay_of_the_reference_answers():

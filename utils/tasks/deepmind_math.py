@@ -82,7 +82,8 @@ def doc_seed(doc: dict) -> int:
 
 def _score_one(job: tuple[str, str, int]) -> dict:
     completion, gold, seed = job
-    return score_deepmind(completion, gold, seed=seed, sympy_timeout=SYMPY_CALL_TIMEOUT)
+    record = score_deepmind(completion, gold, seed=seed, sympy_timeout=SYMPY_CALL_TIMEOUT)
+    return {**record, "gold": gold}
 
 
 def unscored_record(gold: str, reason: str) -> dict:
