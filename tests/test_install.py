@@ -54,6 +54,9 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
     assert "evalpack/fewshot_data/minerva_math.json" in names
     agieval = {n for n in names if n.startswith("evalpack/task_configs/agi_eval/data/v1/")}
     assert len(agieval) == 10  # OLMES's 8 AGIEval files, their LICENSE and SHA256SUMS
+    samples = [n for n in names if n.startswith("evalpack/task_configs/deepmind_math/data/")]
+    assert len([n for n in samples if n.endswith("/test.jsonl.gz")]) == 56  # OLMES's sample
+    assert "evalpack/task_configs/deepmind_math/data/LICENSE" in samples
     yamls = {n for n in names if n.startswith("evalpack/task_configs/") and n.endswith(".yaml")}
     in_checkout = set((REPO / "tasks").rglob("*.yaml"))
     assert len(yamls) == len(in_checkout)

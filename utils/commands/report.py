@@ -216,6 +216,18 @@ def subtask_scores(checkpoints: dict, column: dict) -> dict:
     return scores
 
 
+def prefix_scores(per_subtask: dict, separator: str) -> dict:
+    """{checkpoint: {prefix: value}}: the plain mean of each checkpoint's subtasks whose names
+    share the part before `separator` (DeepMind Mathematics' areas over its categories)."""
+    scores: dict[str, dict] = {}
+    for name, values in per_subtask.items():
+        groups: dict[str, list[float]] = {}
+        for subtask, value in values.items():
+            groups.setdefault(subtask.split(separator)[0], []).append(value)
+        scores[name] = {prefix: sum(v) / len(v) for prefix, v in groups.items()}
+    return scores
+
+
 def field_scores(samples: list[dict], field: str, metric: str) -> dict[str, dict]:
     """{value of doc[field]: {correct, n, value}} from one task's sample log."""
     counts: dict[str, list[float]] = {}
@@ -267,6 +279,8 @@ def declared_breakdowns(task: str) -> tuple[str, list[dict]]:
 def breakdown_scores(checkpoints: dict, column: dict, owner: str, spec: dict) -> dict:
     if spec["by"] == "subtasks":
         return subtask_scores(checkpoints, column)
+    if spec["by"] == "subtask_prefix":
+        return prefix_scores(subtask_scores(checkpoints, column), spec["separator"])
     if spec["by"] == "doc_field":
         tasks = catalog.members(catalog.task_config(column["task"])) or [column["task"]]
         return doc_field_scores(checkpoints, tasks, owner, spec["field"], column["metric"])
