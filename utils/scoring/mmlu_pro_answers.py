@@ -66,21 +66,20 @@ def last_standalone_letter(text: str) -> str:
     return letters[-1] if letters else ""
 
 
-def extract_answer(text: str, format_regex: str | None) -> dict:
-    """OLMES's `_extract_answer`: {"answer", "answer_format_correct"} (1.0, 0.5 or 0.0)."""
-    if format_regex is not None:
-        answer = format_answer(text, format_regex)
-        if answer is not None:
-            return {"answer": answer, "answer_format_correct": 1.0}
-    level = 1.0 if format_regex is None else 0.5
+def extract_answer(text: str, format_regex: str) -> dict:
+    """OLMES's `_extract_answer` for a spec with an answer-format regex (both the pack's are):
+    {"answer", "answer_format_correct"} (1.0, 0.5 or 0.0)."""
+    answer = format_answer(text, format_regex)
+    if answer is not None:
+        return {"answer": answer, "answer_format_correct": 1.0}
     for rule in (answer_is, answer_colon):
         answer = rule(text)
         if answer is not None:
-            return {"answer": answer, "answer_format_correct": level}
+            return {"answer": answer, "answer_format_correct": 0.5}
     return {"answer": last_standalone_letter(text), "answer_format_correct": 0.0}
 
 
-def score(text: str, label: str, format_regex: str | None) -> dict:
+def score(text: str, label: str, format_regex: str) -> dict:
     """OLMES's per-doc values: `exact_match` (equal ignoring case: Hugging Face evaluate's
     exact match with ignore_case, punctuation kept), `exact_match_simple` (equal as written),
     `answer_format_correct`, and the `model_answer` they compared."""
