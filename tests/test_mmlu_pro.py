@@ -21,13 +21,13 @@ from conftest import (
     REPO,
     TASKS_DIR,
     by_doc,
-    chat_requests,
     read_jsonl,
     replay_eval,
     requires_shared,
     task_manager,
 )
 from evalpack.core.data import DataError
+from evalpack.models.requests import render_messages
 from evalpack.scoring import mmlu_pro_answers as answers
 from evalpack.scoring.mmlu_pro_answers import LLAMA31_FORMAT, TULU3_FORMAT
 from evalpack.tasks import mmlu_pro
@@ -67,10 +67,26 @@ def olmes_requests():
 
 
 @pytest.fixture(scope="module")
-def built(module_mirror):
-    """{task: {doc key: instances}} for all 28 tasks, as lm-eval builds them in chat mode."""
-    names = [f"{group}_{slug(c)}" for group in GROUPS.values() for c in CATEGORIES]
-    return {name: by_doc(chat_requests(name)) for name in names}
+def loaded(module_mirror):
+    """Both groups as lm-eval's TaskManager loads them."""
+    return {group: task_manager().load([group]) for group in GROUPS.values()}
+
+
+@pytest.fixture(scope="module")
+def built(loaded):
+    """{task: {doc key: instances}} for all 28 tasks, as lm-eval builds them in chat mode (with
+    the `replay` model's template each context is the JSON of the message list)."""
+    out = {}
+    for group in loaded.values():
+        for name, task in group["tasks"].items():
+            task.build_all_requests(rank=0, world_size=1, apply_chat_template=True,
+                                    fewshot_as_multiturn=True, chat_template=json_template)
+            out[name] = by_doc(task.instances)
+    return out
+
+
+def json_template(messages, add_generation_prompt=True):
+    return render_messages(messages)
 
 
 @pytest.fixture(scope="module")
@@ -101,12 +117,10 @@ def test_categories_are_olmes_list_in_olmes_order(olmes_requests, rows):
     assert {row["category"] for row in rows["test"]} == set(CATEGORIES)
 
 
-def test_both_groups_build_through_lm_eval(mirror):
-    for group in GROUPS.values():
-        loaded = task_manager().load([group])
-        assert loaded["group_map"] == {group: [f"{group}_{slug(c)}"
-                                               for c in CATEGORIES]}
-        assert sum(len(task.eval_docs) for task in loaded["tasks"].values()) == 12032
+def test_both_groups_build_through_lm_eval(loaded):
+    for group, tasks in loaded.items():
+        assert tasks["group_map"] == {group: [f"{group}_{slug(c)}" for c in CATEGORIES]}
+        assert sum(len(task.eval_docs) for task in tasks["tasks"].values()) == 12032
 
 
 @requires_shared
@@ -264,8 +278,9 @@ def category_docs(rows: list[dict], category: str, count: int) -> list[dict]:
     return [r for r in rows if r["category"] == category][:count]
 
 
-def group_run(group: str, rows: dict, tmp_path, phrase: str) -> dict:
-    """4 math docs answered right, the first doc of every other category wrong."""
+def replay_rows(group: str, rows: dict, phrase: str) -> tuple[list[dict], dict]:
+    """4 math docs answered right, the first doc of every other category wrong: (replay rows,
+    the docs of each task)."""
     replay, samples = [], {}
     for category in CATEGORIES:
         count = 4 if category == "math" else 1
@@ -275,51 +290,55 @@ def group_run(group: str, rows: dict, tmp_path, phrase: str) -> dict:
             letter = doc["answer"] if category == "math" else "ABCDEFGHIJ"[
                 (doc["answer_index"] + 1) % len(doc["options"])]
             replay.append({"task": task, "doc_id": doc_id, "completion": phrase.format(letter)})
-    path = tmp_path / "replay.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in replay), encoding="utf-8")
-    return replay_eval([group], {"completions": str(path)}, samples=samples)["results"]
+    return replay, samples
 
 
-@requires_shared
-def test_tulu_group_is_the_macro_mean_over_categories(mirror, rows, tmp_path):
-    results = group_run("mmlu_pro_cot_tulu", rows, tmp_path, "Therefore, the answer is ({}).")
-    group = results["mmlu_pro_cot_tulu"]
-    assert results["mmlu_pro_cot_tulu_math"]["exact_match,none"] == 1.0
-    assert group["exact_match,none"] == pytest.approx(1 / 14)
-    assert group["exact_match_micro,none"] == pytest.approx(4 / 17)
-    assert group["answer_format_correct,none"] == 1.0
+def write_jsonl(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
 
 
 @requires_shared
 def test_llama_group_is_the_micro_mean_over_docs(mirror, rows, tmp_path):
-    results = group_run("mmlu_pro_cot_llama3", rows, tmp_path, "So the answer is {}.")
+    replay, samples = replay_rows("mmlu_pro_cot_llama3", rows, "So the answer is {}.")
+    results = replay_eval(["mmlu_pro_cot_llama3"],
+                          {"completions": write_jsonl(tmp_path / "replay.jsonl", replay)},
+                          samples=samples)["results"]
     group = results["mmlu_pro_cot_llama3"]
+    assert results["mmlu_pro_cot_llama3_math"]["exact_match,none"] == 1.0
     assert group["exact_match,none"] == pytest.approx(4 / 17)
     assert group["exact_match_macro,none"] == pytest.approx(1 / 14)
     assert group["answer_format_correct,none"] == 0.5  # "So the answer is" is not "The answer is"
 
 
 @requires_shared
-def test_evalpack_run_offline_and_its_report_by_category(tmp_path):
-    """`evalpack run` with `replay` on the mirror (no hub), then the report: the group's
-    score and one breakdown row per category."""
+def test_evalpack_run_offline_macro_mean_and_report_by_category(rows, tmp_path):
+    """`evalpack run` with `replay` on the mirror (no hub): the tulu3 group is the macro mean
+    over categories; the report shows it and one breakdown row per category."""
     from evalpack.commands import render
     from evalpack.commands import report as reports
 
+    replay, samples = replay_rows("mmlu_pro_cot_tulu", rows, "Therefore, the answer is ({}).")
     out = tmp_path / "run"
     env = {"EVALPACK_DATA_DIR": str(DATA_DIR), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     command = [sys.executable, "-m", "evalpack.commands.cli", "run", "--model", "replay",
-               "--model_args", json.dumps({"from_doc": "Therefore, the answer is ({answer})."}),
-               "--tasks", "mmlu_pro_cot_tulu", "--limit", "2", "--apply_chat_template",
-               "--output_path", str(out), "--log_samples"]
+               "--model_args", f"completions={write_jsonl(tmp_path / 'replay.jsonl', replay)}",
+               "--tasks", "mmlu_pro_cot_tulu", "--samples", json.dumps(samples),
+               "--apply_chat_template", "--output_path", str(out), "--log_samples"]
     done = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True,
                           check=False, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     data = reports.build_report(reports.collect([f"replay={out}"]), None, "mmlu_pro")
     (row,) = data["rows"]
-    assert row["scores"]["mmlu_pro_cot_tulu"]["value"] == 1.0
+    group = row["scores"]["mmlu_pro_cot_tulu"]
+    assert group["value"] == pytest.approx(1 / 14)
+    assert data["columns"] == [{"task": "mmlu_pro_cot_tulu", "metric": "exact_match",
+                                "filter": "none", "label": "MMLU-Pro (0-shot CoT)"}]
     (breakdown,) = [b for b in data["breakdowns"] if b["task"] == "mmlu_pro_cot_tulu"]
     assert breakdown["label"] == "MMLU-Pro (0-shot CoT)"
-    assert breakdown["scores"]["replay"] == {slug(c): 1.0 for c in CATEGORIES}
+    assert breakdown["scores"]["replay"] == {slug(c): float(c == "math") for c in CATEGORIES}
+    (results_file,) = out.rglob("results_*.json")
+    results = json.loads(results_file.read_text())["results"]["mmlu_pro_cot_tulu"]
+    assert results["exact_match_micro,none"] == pytest.approx(4 / 17)
     markdown = render.write_report(data, tmp_path / "report")["markdown"].read_text()
-    assert "computer_science" in markdown
+    assert "| computer_science |" in markdown
