@@ -261,7 +261,7 @@ def test_linear_rules_equal_olmes_literal_regexes():
     """Rules 3 and 4 are computed without OLMES's backtracking regexes: same answers on
     random texts made of the pieces that matter."""
     pieces = ["Answer:", "answer:", "nswer:", "Answer: ", " ", "\n", "\t", "(", ")", "A", "B",
-              "J", "K", "c", "I", "x", "AB", ".", "Answer:\n"]
+              "J", "K", "c", "I", "x", "AB", ".", "Answer:\n", "\r", "_", "é"]
     rnd = random.Random(29)
     for _ in range(4000):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
