@@ -1,0 +1,186 @@
+"""The pack's tasks as `verifiers` environments (`evalpack.environments`), against a real
+OpenAI-compatible server: `transformers serve` with the tiny model of test_real_server.py,
+behind a recording proxy on 127.0.0.1 that keeps every request body as it arrived.
+
+For the same docs, the environment's rollouts and lm-eval's path (`evalpack-chat`) must send the
+same messages, byte for byte, and the same sampling settings; the environment's rewards must
+equal the per-sample metrics lm-eval logs for the same completions replayed through the
+`replay` model; pass@k over rollouts must equal the pack's estimator. Skipped when verifiers
+(the extra `evalpack[verifiers]`) or the server packages are missing.
+"""
+
+import asyncio
+import importlib.util
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import requests
+
+from conftest import OUTPUTS, read_jsonl, replay_eval, requires_shared
+
+pytest.importorskip("verifiers.v1", reason="verifiers not installed: pip install "
+                    "'evalpack[verifiers]' (make test installs it)")
+missing = [n for n in ("torch", "transformers", "fastapi", "uvicorn")
+           if importlib.util.find_spec(n) is None]
+pytestmark = [requires_shared, pytest.mark.skipif(
+    bool(missing), reason=f"{', '.join(missing)} not installed: the real server needs "
+    "`pip install torch==2.13.0 'evalpack[serve-test]'`")]
+
+if not missing:
+    from test_real_server import evaluate, server  # noqa: F401  (the module's server fixture)
+
+MAX_TOKENS = 12  # both paths are capped here, so the tiny CPU model answers quickly
+
+# (task or group, subtasks, docs per subtask, --metadata)
+CASES = {
+    "minerva_math_tulu": (["minerva_math_tulu_algebra", "minerva_math_tulu_geometry"], 1, {}),
+    "gsm8k_tulu": (None, 2, {}),
+    "bbh_cot_v1_tulu": (["bbh_cot_v1_tulu_boolean_expressions",
+                         "bbh_cot_v1_tulu_date_understanding",
+                         "bbh_cot_v1_tulu_web_of_lies"], 1, {}),
+    "codex_humaneval_tulu": (None, 2, {"repeats": 2}),
+    "ifeval_tulu": (None, 2, {}),
+}
+PREFIXED = {"gsm8k_tulu", "codex_humaneval_tulu"}  # continue an assistant prefix
+
+
+class Recorder(BaseHTTPRequestHandler):
+    """Forwards a POST to the real server and keeps its JSON body."""
+
+    upstream = ""
+    bodies: list = []
+
+    def do_POST(self):  # noqa: N802  (http.server's name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.bodies.append(json.loads(body))
+        answer = requests.post(self.upstream + self.path, data=body, timeout=120,
+                               headers={"Content-Type": "application/json"})
+        self.send_response(answer.status_code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer.content)))
+        self.end_headers()
+        self.wfile.write(answer.content)
+
+    def do_GET(self):  # noqa: N802
+        answer = requests.get(self.upstream + self.path, timeout=30)
+        self.send_response(answer.status_code)
+        self.send_header("Content-Length", str(len(answer.content)))
+        self.end_headers()
+        self.wfile.write(answer.content)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def proxy(server):  # noqa: F811
+    handler = type("Recording", (Recorder,), {"upstream": server["root"], "bodies": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield {"root": f"http://127.0.0.1:{httpd.server_port}", "bodies": handler.bodies,
+               "model": server["model"]}
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def env_mirror(module_mirror):
+    return module_mirror
+
+
+def run_rollouts(env, proxy, n=None):
+    """Every row of `env` rolled out (`n` times, else the row's repeats) through verifiers'
+    own episode machinery against the proxy; the finished episodes."""
+    import verifiers.v1 as vf
+    from verifiers.v1.clients import ModelContext
+
+    ctx = ModelContext(client=vf.EvalClientConfig(base_url=f"{proxy['root']}/v1",
+                                                  api_key_var="EVALPACK_TEST_NO_KEY"),
+                       model=proxy["model"], sampling=vf.SamplingConfig(max_tokens=MAX_TOKENS))
+
+    async def rollouts():
+        async with env.serving():
+            slots = [slot for task in env.taskset
+                     for slot in env.slots(task, n or task.data.repeats)]
+            return await asyncio.gather(*(env.run_slot(slot, ctx) for slot in slots))
+
+    return asyncio.run(rollouts())
+
+
+def sent(bodies):
+    """What the comparisons look at: each body's messages (as JSON text) and sampling."""
+    keys = ("temperature", "top_p", "stop", "continue_final_message", "add_generation_prompt")
+    return sorted(json.dumps([b["messages"], {k: b.get(k) for k in keys}], ensure_ascii=False)
+                  for b in bodies)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(name, proxy,
+                                                                         env_mirror, tmp_path):
+    from evalpack.environments import scoring
+    from evalpack.environments.taskset import load_environment
+    from evalpack.models.served import ServedRequestError
+
+    subtasks, limit, metadata = CASES[name]
+    names = subtasks or [name]
+    proxy["bodies"].clear()
+    args = {"base_url": f"{proxy['root']}/v1/chat/completions", "model": proxy["model"],
+            "max_model_len": MAX_TOKENS, "seed": 1, "retry_delay": 0.05}
+    if name in PREFIXED:  # transformers serve cannot continue a prefix: lm-eval's path stops
+        with pytest.raises(ServedRequestError, match="refused continue_final_message"):
+            evaluate("evalpack-chat", args, names, metadata, limit=limit,
+                     confirm_run_unsafe_code=True)
+    else:
+        evaluate("evalpack-chat", args, names, metadata, limit=limit)
+    lm_eval_sent = sent(proxy["bodies"])
+    proxy["bodies"].clear()
+
+    env = load_environment(name, subtasks=subtasks, limit=limit, metadata=metadata)
+    episodes = run_rollouts(env, proxy)
+    assert lm_eval_sent and sent(proxy["bodies"]) == lm_eval_sent
+    assert all(b["max_tokens"] == MAX_TOKENS for b in proxy["bodies"])
+    traces = [trace for episode in episodes for trace in episode.traces]
+    if name in PREFIXED:  # the server's refusal ends each rollout, recorded on its trace
+        assert all(not episode.ok for episode in episodes)
+        assert all("HTTP 422" in str(episode.errors or trace.error) for episode, trace
+                   in zip(episodes, traces))
+        return
+    assert all(episode.ok for episode in episodes)
+
+    # the rollouts' completions replayed through lm-eval: its per-sample primary metric
+    completions = tmp_path / "completions.jsonl"
+    completions.write_text("".join(json.dumps({"task": t.task.data.task,
+                                               "doc_id": t.task.data.doc_id,
+                                               "completion": t.last_reply}) + "\n"
+                                   for t in traces))
+    logged = replay_eval(names, {"completions": str(completions)}, limit=limit,
+                         log_samples=True, metadata=metadata or None)["samples"]
+    for trace in traces:
+        data = trace.task.data
+        chosen = scoring.primary(_row(data), metadata or None)
+        sample = next(s for s in logged[data.task]
+                      if s["doc_id"] == data.doc_id and s["filter"] == chosen.filter)
+        expected = float(sample[chosen.metric])
+        assert trace.rewards["primary_metric"].score == expected == trace.reward
+        assert _value(trace.metrics[f"{chosen.metric},{chosen.filter}"]) == expected
+
+
+def _value(metric):
+    return getattr(metric, "score", getattr(metric, "value", metric))
+
+
+def _row(data):
+    return data.row() if hasattr(data, "row") else data
+
+
+def test_log_likelihood_tasks_are_left_out_with_one_line(env_mirror):
+    from evalpack.environments.rows import NotAChatTask, build_rows
+
+    with pytest.raises(NotAChatTask, match="token log-probabilities"):
+        build_rows("truthfulqa_tulu", limit=1)

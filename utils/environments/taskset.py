@@ -1,0 +1,182 @@
+"""The pack's tasks as `verifiers` (0.4, `verifiers.v1`) environments.
+
+* `EvalpackTaskset` (id `evalpack`): one task or group (`tasks=`), one `EvalpackTask` per doc
+  (per subtask of a group), each carrying the messages and sampling settings of `rows.Row`.
+* `EvalpackHarness`: one chat completion per rollout, in-process, through the rollout's
+  interception endpoint: the row's messages as they are, its temperature/top_p/max_tokens
+  (greedy as temperature 0, as the pack's served backends send it), its stop strings, and for
+  a trailing assistant message (gen_prefix: GSM8K's "Answer:", HumanEval's fence opener) vLLM's
+  or SGLang's continuation fields (`server=`); a server that cannot continue one refuses.
+* `EvalpackTask.score_sample`: the reward, the task's primary per-sample metric from its own
+  lm-eval filters and `process_results` (`scoring.score_samples`); every scalar metric of the
+  sample is recorded beside it.
+* `EvalpackEnv`: the single-agent env with a local (subprocess) runtime by default: the harness
+  runs no program, so no sandbox service is needed.
+* `load_environment(task, **options)`: what prime-rl-style callers load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import verifiers.v1 as vf
+from pydantic import Field
+from verifiers.v1.runtimes import ProgramResult, SubprocessConfig
+from verifiers.v1.utils.loaders import load_environment as vf_load_environment
+from verifiers.v1.utils.loaders import resolve_env_config
+
+from ..models.requests import continues_assistant, cut_at_stops
+from ..models.served import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
+from . import rows as rows_module
+from . import scoring
+
+DEFAULT_MAX_TOKENS = 256  # lm-eval's default max_gen_toks, for a task that sets none
+SERVERS = ("vllm", "sglang", "openai")
+
+
+class EvalpackTaskData(vf.TaskData):
+    """A row on the wire: the doc, its subtask, the exact messages (JSON) and settings."""
+
+    task: str
+    group: str
+    doc_id: int
+    doc_key: str
+    doc: dict
+    messages_json: str  # the lm-eval path's message list, rendered as the replay model does
+    gen_kwargs: dict
+    repeats: int = 1
+    stops: list[str] = Field(default_factory=list)
+    metadata: dict = Field(default_factory=dict)  # the run's --metadata (repeats, timeout)
+
+    def row(self) -> rows_module.Row:
+        return rows_module.Row(task=self.task, group=self.group, doc_id=self.doc_id,
+                               doc_key=self.doc_key, doc=self.doc,
+                               messages=json.loads(self.messages_json),
+                               gen_kwargs=self.gen_kwargs, repeats=self.repeats,
+                               stops=self.stops)
+
+
+class EvalpackTask(vf.Task[EvalpackTaskData, vf.State, vf.TaskConfig]):
+    @property
+    def key(self) -> str:
+        return f"{self.data.task}/{self.data.doc_key}"
+
+    def __init__(self, data: EvalpackTaskData, config: vf.TaskConfig | None = None) -> None:
+        super().__init__(data, config)
+        self._scores: dict[str, dict] = {}  # trace id -> the sample's scores (metric, then reward)
+
+    async def _scores_of(self, task: EvalpackTaskData, trace) -> dict:
+        if trace.id not in self._scores:
+            self._scores[trace.id] = (await asyncio.to_thread(
+                scoring.score_samples, [task.row()], [trace.last_reply], task.metadata or None))[0]
+        return self._scores[trace.id]
+
+    @vf.metric
+    async def sample_metrics(self, task: EvalpackTaskData, trace) -> dict[str, float]:
+        """Every scalar metric the task's scorers give this sample, keyed `metric,filter`."""
+        return scoring.numeric(await self._scores_of(task, trace))
+
+    @vf.reward
+    async def primary_metric(self, task: EvalpackTaskData, trace) -> float:
+        """The task's primary metric of this one sample (pass_at_1 for a pass@k task)."""
+        scores = await self._scores_of(task, trace)
+        self._scores.pop(trace.id, None)
+        return scoring.reward(task.row(), scores, task.metadata or None)
+
+
+class EvalpackTasksetConfig(vf.TasksetConfig):
+    tasks: str = ""
+    """The pack's task or group (`evalpack ls tasks`), e.g. gsm8k_tulu or bbh_cot_v1_tulu."""
+    subtasks: list[str] | None = None
+    """Only these subtasks of a group."""
+    limit: int | None = None
+    """The first `limit` docs of each subtask (lm-eval's --limit)."""
+    metadata: dict = Field(default_factory=dict)
+    """lm-eval's --metadata for the task (`repeats`, `timeout`, `data_file`)."""
+
+
+class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
+    def load(self):
+        if not self.config.tasks:
+            raise ValueError("evalpack needs a task: --env.taskset.tasks gsm8k_tulu "
+                             "(or load_environment(task='gsm8k_tulu'))")
+        for row in rows_module.build_rows(self.config.tasks, self.config.metadata or None,
+                                          self.config.limit, self.config.subtasks):
+            data = EvalpackTaskData(
+                id=f"{row.task}/{row.doc_key}", name=row.task, prompt=row.messages,
+                task=row.task, group=row.group, doc_id=row.doc_id, doc_key=row.doc_key,
+                doc=row.doc, messages_json=rows_module.render_messages(row.messages),
+                gen_kwargs=row.gen_kwargs, repeats=row.repeats, stops=row.stops,
+                metadata=self.config.metadata)
+            yield EvalpackTask(data, self.config.task)
+
+
+class EvalpackHarnessConfig(vf.HarnessConfig):
+    server: str = "vllm"
+    """How an assistant prefix is continued: vllm, sglang, or openai (cannot: refused)."""
+    request_timeout: float = 600.0
+    """Seconds one chat completion may take."""
+
+
+def chat_request(data: EvalpackTaskData, model: str, server: str) -> dict:
+    """The chat-completions body for one rollout of a row, as `evalpack-chat` builds it (less
+    the per-repeat seed: rollouts are independent samples)."""
+    messages = json.loads(data.messages_json)
+    body = {"model": model, "messages": messages,
+            **sampling_options(data.gen_kwargs, DEFAULT_MAX_TOKENS),
+            **stop_field(data.stops, OPENAI_MAX_STOPS if server == "openai" else None)}
+    if continues_assistant(messages):
+        if server not in CONTINUE_FIELDS:
+            raise ValueError(f"{data.task} doc {data.doc_id}: the prompt ends with an assistant "
+                             f"prefix, which server={server} cannot continue; {data.group} "
+                             "needs a server that can (vllm, sglang)")
+        body.update(CONTINUE_FIELDS[server])
+    return body
+
+
+class EvalpackHarness(vf.Harness[EvalpackHarnessConfig]):
+    """One chat completion through the rollout's endpoint, in-process (no program runs)."""
+
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(self, ctx, trace, runtime, endpoint: str, secret: str,
+                     mcp_urls: dict[str, str], data: vf.TaskData,
+                     tool_interception_url: str | None = None) -> ProgramResult:
+        if self.config.server not in SERVERS:
+            raise ValueError(f"evalpack harness: server must be one of {', '.join(SERVERS)}, "
+                             f"not {self.config.server!r}")
+        body = chat_request(data, ctx.model, self.config.server)
+        async with httpx.AsyncClient(timeout=self.config.request_timeout) as client:
+            response = await client.post(f"{endpoint.rstrip('/')}/chat/completions", json=body,
+                                         headers={"Authorization": f"Bearer {secret}"})
+        if response.status_code != 200:
+            return ProgramResult(1, "", f"HTTP {response.status_code}: {response.text[:2000]}")
+        answer = response.json()["choices"][0]["message"]["content"] or ""
+        return ProgramResult(0, cut_at_stops(answer, data.stops), "")
+
+
+class EvalpackEnvConfig(vf.EnvConfig):
+    agent: vf.AgentConfig = vf.AgentConfig(runtime=SubprocessConfig())
+    """The one seat; its runtime is local: the harness runs no program."""
+
+
+class EvalpackEnv(vf.Env[EvalpackEnvConfig]):
+    async def run(self, task: vf.Task, agents: vf.Agents) -> None:
+        await agents.agent.run(task)
+
+
+def load_environment(task: str, *, subtasks: list[str] | None = None, limit: int | None = None,
+                     metadata: dict | None = None, server: str = "vllm",
+                     **env_options: Any) -> vf.Env:
+    """The environment for one of the pack's tasks or groups, as prime-rl loads environments:
+    `load_environment(task="bbh_cot_v1_tulu", limit=10)`. `env_options` are further
+    `EnvConfig` fields (e.g. `timeout`, `retries`)."""
+    taskset = {"id": "evalpack", "tasks": task, "subtasks": subtasks, "limit": limit,
+               "metadata": metadata or {}}
+    agent = {"runtime": {"type": "subprocess"}, "harness": {"id": "evalpack", "server": server}}
+    config = resolve_env_config({"taskset": taskset, "agent": agent, **env_options})
+    return vf_load_environment(config)
