@@ -5,7 +5,7 @@ optional extra `evalpack[verifiers]`): verifiers resolves a taskset id to the mo
 name and takes its classes from `__all__`, imported here only when asked for.
 """
 
-__all__ = ["EvalpackTaskset", "EvalpackHarness", "EvalpackEnv", "load_environment"]
+__all__ = ["EvalpackEnv", "EvalpackHarness", "EvalpackTaskset", "load_environment"]
 
 
 def __getattr__(name: str):

@@ -25,6 +25,7 @@ import httpx
 import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.runtimes import ProgramResult, SubprocessConfig
+from verifiers.v1.types import content_text
 from verifiers.v1.utils.loaders import load_environment as vf_load_environment
 from verifiers.v1.utils.loaders import resolve_env_config
 
@@ -59,6 +60,14 @@ class EvalpackTaskData(vf.TaskData):
                                stops=self.stops)
 
 
+def completion(trace) -> str:
+    """The rollout's completion as the server sent it (`trace.last_reply` strips it, which
+    would change a HumanEval continuation's first indent)."""
+    replies = trace.assistant_messages
+    content = replies[-1].content if replies else ""
+    return content if isinstance(content, str) else content_text(content)
+
+
 class EvalpackTask(vf.Task[EvalpackTaskData, vf.State, vf.TaskConfig]):
     @property
     def key(self) -> str:
@@ -71,7 +80,7 @@ class EvalpackTask(vf.Task[EvalpackTaskData, vf.State, vf.TaskConfig]):
     async def _scores_of(self, task: EvalpackTaskData, trace) -> dict:
         if trace.id not in self._scores:
             self._scores[trace.id] = (await asyncio.to_thread(
-                scoring.score_samples, [task.row()], [trace.last_reply], task.metadata or None))[0]
+                scoring.score_samples, [task.row()], [completion(trace)], task.metadata or None))[0]
         return self._scores[trace.id]
 
     @vf.metric
@@ -137,6 +146,17 @@ def chat_request(data: EvalpackTaskData, model: str, server: str) -> dict:
     return body
 
 
+def failure_line(data: EvalpackTaskData, body: dict, response: httpx.Response) -> str:
+    """One line for a refused or failed completion; a refused continuation says what to use."""
+    line = f"{data.task} doc {data.doc_id}: HTTP {response.status_code}: {response.text[:1000]}"
+    refused = [key for key in body if key in CONTINUE_FIELDS["vllm"] and key in response.text]
+    if response.status_code in (400, 422) and refused:
+        line += (f" [the server refused {', '.join(refused)}: {data.group} continues an "
+                 "assistant prefix and needs a server that can (vLLM, SGLang; harness "
+                 "server=vllm or sglang)]")
+    return line
+
+
 class EvalpackHarness(vf.Harness[EvalpackHarnessConfig]):
     """One chat completion through the rollout's endpoint, in-process (no program runs)."""
 
@@ -154,7 +174,7 @@ class EvalpackHarness(vf.Harness[EvalpackHarnessConfig]):
             response = await client.post(f"{endpoint.rstrip('/')}/chat/completions", json=body,
                                          headers={"Authorization": f"Bearer {secret}"})
         if response.status_code != 200:
-            return ProgramResult(1, "", f"HTTP {response.status_code}: {response.text[:2000]}")
+            return ProgramResult(1, "", failure_line(data, body, response))
         answer = response.json()["choices"][0]["message"]["content"] or ""
         return ProgramResult(0, cut_at_stops(answer, data.stops), "")
 
