@@ -260,3 +260,36 @@ def test_rewards_equal_the_per_sample_metrics_lm_eval_logs(name, env_mirror, tmp
     assert summary["pass@1"] == pytest.approx(
         sum(float(s["pass_at_1"]) for s in logged.values()) / len(rows), abs=1e-12)
     assert "pass@10" not in summary  # 8 rollouts per doc: pass@10 is undefined, not 1.0
+
+
+@needs_server
+def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_mirror, tmp_path):
+    """verifiers' own command on a group: each subtask's messages reach the server as the rows
+    hold them, and the run's traces summarize per subtask with pass@k over the rollouts."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from evalpack.environments.rows import build_rows
+    from evalpack.environments.summary import summarize_run
+
+    subtasks = ["bbh_cot_v1_tulu_navigate", "bbh_cot_v1_tulu_web_of_lies"]
+    proxy["bodies"].clear()
+    command = [str(Path(sys.executable).parent / "vf-eval"), "evalpack",
+               "--env.taskset.tasks", "bbh_cot_v1_tulu",
+               "--env.taskset.subtasks", json.dumps(subtasks), "--env.taskset.limit", "1",
+               "-m", proxy["model"], "--client.base-url", f"{proxy['root']}/v1",
+               "--client.api-key-var", "EVALPACK_TEST_NO_KEY", "-r", "2",
+               "--sampling.max-tokens", str(MAX_TOKENS), "--no-push", "--no-rich",
+               "-o", str(tmp_path / "out")]
+    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = build_rows("bbh_cot_v1_tulu", limit=1, subtasks=subtasks)
+    assert sorted(json.dumps(b["messages"]) for b in proxy["bodies"]) == sorted(
+        json.dumps(row.messages) for row in rows for _ in range(2))
+    (run,) = (tmp_path / "out").iterdir()
+    summary = summarize_run(run)
+    assert sorted(summary) == subtasks
+    for result in summary.values():
+        assert result["docs"] == 1 and result["rollouts_per_doc"] == 2
+        assert {"reward", "pass@1", "pass@2", "exact_match,cot"} <= set(result)

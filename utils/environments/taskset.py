@@ -50,6 +50,7 @@ class EvalpackTaskData(vf.TaskData):
     gen_kwargs: dict
     repeats: int = 1
     stops: list[str] = Field(default_factory=list)
+    ks: list[int] = Field(default_factory=list)  # the k of a primary pass@k (summary reports it)
     metadata: dict = Field(default_factory=dict)  # the run's --metadata (repeats, timeout)
 
     def row(self) -> rows_module.Row:
@@ -112,14 +113,16 @@ class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
         if not self.config.tasks:
             raise ValueError("evalpack needs a task: --env.taskset.tasks gsm8k_tulu "
                              "(or load_environment(task='gsm8k_tulu'))")
-        for row in rows_module.build_rows(self.config.tasks, self.config.metadata or None,
-                                          self.config.limit, self.config.subtasks):
+        metadata = self.config.metadata or None
+        for row in rows_module.build_rows(self.config.tasks, metadata, self.config.limit,
+                                          self.config.subtasks):
+            k = scoring.declared_k(row, metadata)
             data = EvalpackTaskData(
                 id=f"{row.task}/{row.doc_key}", name=row.task, prompt=row.messages,
                 task=row.task, group=row.group, doc_id=row.doc_id, doc_key=row.doc_key,
                 doc=row.doc, messages_json=rows_module.render_messages(row.messages),
                 gen_kwargs=row.gen_kwargs, repeats=row.repeats, stops=row.stops,
-                metadata=self.config.metadata)
+                ks=[k] if k else [], metadata=self.config.metadata)
             yield EvalpackTask(data, self.config.task)
 
 
