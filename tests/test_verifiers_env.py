@@ -183,13 +183,6 @@ def _row(data):
     return data.row() if hasattr(data, "row") else data
 
 
-def test_log_likelihood_tasks_are_left_out_with_one_line(env_mirror):
-    from evalpack.environments.rows import NotAChatTask, build_rows
-
-    with pytest.raises(NotAChatTask, match="token log-probabilities"):
-        build_rows("truthfulqa_tulu", limit=1)
-
-
 # (task or group, subtask, reference outputs, docs, samples per doc): real model outputs
 REFERENCE = {
     "gsm8k_tulu": ("gsm8k_tulu", "gsm8k", 4, 1),
@@ -293,3 +286,21 @@ def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_m
     for result in summary.values():
         assert result["docs"] == 1 and result["rollouts_per_doc"] == 2
         assert {"reward", "pass@1", "pass@2", "exact_match,cot"} <= set(result)
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("truthfulqa_tulu", "token log-probabilities"),
+    ("math500_minerva_base", "base-model task"),
+    ("alpaca_eval_v2_tulu", "not a mean of per-sample scores"),
+])
+def test_tasks_without_a_chat_reward_are_left_out_with_one_line(name, reason, env_mirror,
+                                                                monkeypatch):
+    from conftest import REPO
+    from evalpack.environments.rows import NotAChatTask
+    from evalpack.environments.taskset import load_environment
+
+    if name.startswith("alpaca"):  # its rows are fixtures (the mirror has none)
+        monkeypatch.setenv("EVALPACK_DATA_DIR", str(REPO / "tests" / "fixtures" / "data"))
+
+    with pytest.raises(NotAChatTask, match=reason):
+        list(load_environment(name, limit=1).taskset)

@@ -54,6 +54,20 @@ def primary(row: Row, metadata: dict | None = None) -> Primary:
     return Primary(_ONE_SAMPLE.sub(r"\g<1>1", declared["metric"]), declared["filter"])
 
 
+def check_rewardable(row: Row, metadata: dict | None = None) -> None:
+    """A reward must be a per-sample score: the primary metric (as one sample's) must be one the
+    task averages over docs (AlpacaEval's judged win rate is computed over the whole set)."""
+    from .rows import NotAChatTask
+
+    chosen = primary(row, metadata)
+    task = lm_tasks(row.group, metadata)[row.task]
+    aggregation = {m["metric"]: m.get("aggregation") for m in task.config.metric_list or []}
+    if aggregation.get(chosen.metric) != "mean":
+        raise NotAChatTask(f"{row.task}: its primary metric {chosen.metric} is not a mean of "
+                           "per-sample scores, so no reward can be one sample's; it has no "
+                           "verifiers environment")
+
+
 def score_samples(rows: Sequence[Row], completions: Sequence[str],
                   metadata: dict | None = None) -> list[dict]:
     """Per (row, completion): every metric the task's `process_results` gives for that one

@@ -114,8 +114,12 @@ class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
             raise ValueError("evalpack needs a task: --env.taskset.tasks gsm8k_tulu "
                              "(or load_environment(task='gsm8k_tulu'))")
         metadata = self.config.metadata or None
+        checked: set[str] = set()
         for row in rows_module.build_rows(self.config.tasks, metadata, self.config.limit,
                                           self.config.subtasks):
+            if row.task not in checked:
+                scoring.check_rewardable(row, metadata)
+                checked.add(row.task)
             k = scoring.declared_k(row, metadata)
             data = EvalpackTaskData(
                 id=f"{row.task}/{row.doc_key}", name=row.task, prompt=row.messages,
