@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -31,8 +30,8 @@ from verifiers.v1.utils.loaders import resolve_env_config
 
 from ..models.requests import continues_assistant, cut_at_stops
 from ..models.served import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
+from . import batching, scoring
 from . import rows as rows_module
-from . import scoring
 
 DEFAULT_MAX_TOKENS = 256  # lm-eval's default max_gen_toks, for a task that sets none
 SERVERS = ("vllm", "sglang", "openai")
@@ -80,8 +79,8 @@ class EvalpackTask(vf.Task[EvalpackTaskData, vf.State, vf.TaskConfig]):
 
     async def _scores_of(self, task: EvalpackTaskData, trace) -> dict:
         if trace.id not in self._scores:
-            self._scores[trace.id] = (await asyncio.to_thread(
-                scoring.score_samples, [task.row()], [completion(trace)], task.metadata or None))[0]
+            self._scores[trace.id] = await batching.batcher().score(
+                task.row(), completion(trace), task.metadata or None)
         return self._scores[trace.id]
 
     @vf.metric
