@@ -10,7 +10,12 @@ __all__ = ["EvalpackEnv", "EvalpackHarness", "EvalpackTaskset", "load_environmen
 
 def __getattr__(name: str):
     if name in __all__:
-        from .environments import taskset
-
+        try:
+            from .environments import taskset
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] != "verifiers":
+                raise
+            raise ModuleNotFoundError(f"evalpack.{name} needs verifiers: pip install "
+                                      "'evalpack[verifiers]'", name=error.name) from None
         return getattr(taskset, name)
     raise AttributeError(f"module 'evalpack' has no attribute {name!r}")
