@@ -190,6 +190,7 @@ REFERENCE = {
     "bbh_cot_v1_tulu": ("bbh_cot_v1_tulu_date_understanding", "bbh", 4, 1),
     "ifeval_tulu": ("ifeval_tulu", "ifeval", 4, 1),
     "codex_humaneval_tulu": ("codex_humaneval_tulu", "humaneval", 3, 8),
+    "math500": ("math500", "math500", 4, 1),  # a reasoning task: its reward is pass@1
 }
 # HumanEval problems whose 8 real samples pass and fail (pass@k then depends on k)
 MIXED = {f"openai__openai_humaneval/default/test#{i}" for i in (54, 65, 70)}
@@ -203,7 +204,7 @@ def reference_samples(name, env_mirror):
     by_key = {}
     for row in read_jsonl(OUTPUTS / f"{outputs}.jsonl"):
         by_key.setdefault(row["key"], []).append(row["completion"])
-    metadata = {"repeats": samples} if samples > 1 else None
+    metadata = {"repeats": samples}
     rows = [row for row in build_rows(name, metadata, subtasks=[subtask])
             if len(by_key.get(row.doc_key, ())) >= samples
             and (samples == 1 or row.doc_key in MIXED)][:docs]

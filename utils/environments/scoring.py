@@ -61,8 +61,10 @@ def check_rewardable(row: Row, metadata: dict | None = None) -> None:
 
     chosen = primary(row, metadata)
     task = lm_tasks(row.group, metadata)[row.task]
-    aggregation = {m["metric"]: m.get("aggregation") for m in task.config.metric_list or []}
-    if aggregation.get(chosen.metric) != "mean":
+    # lm-eval averages a metric its metric_list does not name (or names with no aggregation)
+    aggregation = {m["metric"]: m.get("aggregation") or "mean"
+                   for m in task.config.metric_list or []}
+    if aggregation.get(chosen.metric, "mean") != "mean":
         raise NotAChatTask(f"{row.task}: its primary metric {chosen.metric} is not a mean of "
                            "per-sample scores, so no reward can be one sample's; it has no "
                            "verifiers environment")

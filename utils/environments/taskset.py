@@ -7,9 +7,9 @@
   (greedy as temperature 0, as the pack's served backends send it), its stop strings, and for
   a trailing assistant message (gen_prefix: GSM8K's "Answer:", HumanEval's fence opener) vLLM's
   or SGLang's continuation fields (`server=`); a server that cannot continue one refuses.
-* `EvalpackTask.score_sample`: the reward, the task's primary per-sample metric from its own
-  lm-eval filters and `process_results` (`scoring.score_samples`); every scalar metric of the
-  sample is recorded beside it.
+* `EvalpackTask.primary_metric`: the reward, the task's primary per-sample metric from its own
+  lm-eval filters and `process_results` (`scoring.score_samples`, concurrent rollouts scored
+  together by `batching`); `sample_metrics` records every scalar metric of the sample.
 * `EvalpackEnv`: the single-agent env with a local (subprocess) runtime by default: the harness
   runs no program, so no sandbox service is needed.
 * `load_environment(task, **options)`: what prime-rl-style callers load.
