@@ -305,3 +305,30 @@ def test_tasks_without_a_chat_reward_are_left_out_with_one_line(name, reason, en
 
     with pytest.raises(NotAChatTask, match=reason):
         list(load_environment(name, limit=1).taskset)
+
+
+def test_the_request_carries_the_task_settings_and_continues_its_prefix(env_mirror):
+    """The chat-completions body of a rollout: the YAML's settings, as evalpack-chat sends them
+    (greedy as temperature 0 with no top_p); an assistant prefix continued the vLLM way, or
+    refused in one line for a server that cannot continue one."""
+    from evalpack.environments.taskset import chat_request, load_environment
+
+    (humaneval,) = [task.data for task in load_environment("codex_humaneval_tulu",
+                                                           limit=1).taskset]
+    body = chat_request(humaneval, "m", "vllm")
+    assert body["messages"][-1] == {"role": "assistant",
+                                    "content": "Here is the completed function:\n\n```python\n"}
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.8, 0.95, 2048)
+    assert body["stop"] == ["\nclass", "\nif", "\nprint", "\n#", "\n```", "\n```\n\n",
+                            "<|eot_id|>"]
+    assert (body["continue_final_message"], body["add_generation_prompt"]) == (True, False)
+    assert humaneval.repeats == 20 and humaneval.ks == [10]
+    assert chat_request(humaneval, "m", "sglang")["continue_final_message"] is True
+    with pytest.raises(ValueError, match="needs a server that can"):
+        chat_request(humaneval, "m", "openai")
+
+    (gsm8k,) = [task.data for task in load_environment("gsm8k_tulu", limit=1).taskset]
+    body = chat_request(gsm8k, "m", "vllm")
+    assert (body["temperature"], body["max_tokens"], "top_p" in body) == (0.0, 512, False)
+    assert body["stop"] == ["Question:", "</s>", "<|im_end|>"]
+    assert len(body["messages"]) == 2 * 8 + 2  # 8 shots as turns, the question, "Answer:"

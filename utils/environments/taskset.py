@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import verifiers.v1 as vf
@@ -34,7 +34,6 @@ from . import batching, scoring
 from . import rows as rows_module
 
 DEFAULT_MAX_TOKENS = 256  # lm-eval's default max_gen_toks, for a task that sets none
-SERVERS = ("vllm", "sglang", "openai")
 
 
 class EvalpackTaskData(vf.TaskData):
@@ -130,7 +129,7 @@ class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
 
 
 class EvalpackHarnessConfig(vf.HarnessConfig):
-    server: str = "vllm"
+    server: Literal["vllm", "sglang", "openai"] = "vllm"
     """How an assistant prefix is continued: vllm, sglang, or openai (cannot: refused)."""
     request_timeout: float = 600.0
     """Seconds one chat completion may take."""
@@ -172,9 +171,6 @@ class EvalpackHarness(vf.Harness[EvalpackHarnessConfig]):
     async def launch(self, ctx, trace, runtime, endpoint: str, secret: str,
                      mcp_urls: dict[str, str], data: vf.TaskData,
                      tool_interception_url: str | None = None) -> ProgramResult:
-        if self.config.server not in SERVERS:
-            raise ValueError(f"evalpack harness: server must be one of {', '.join(SERVERS)}, "
-                             f"not {self.config.server!r}")
         body = chat_request(data, ctx.model, self.config.server)
         async with httpx.AsyncClient(timeout=self.config.request_timeout) as client:
             response = await client.post(f"{endpoint.rstrip('/')}/chat/completions", json=body,
