@@ -55,9 +55,14 @@ def _loaded(name: str, metadata_key: str) -> dict:
     return manager.load([name])
 
 
+def loaded(name: str, metadata: dict | None = None) -> dict:
+    """lm-eval's `TaskManager.load` result for a task or group: `tasks`, `groups`."""
+    return _loaded(name, _metadata_key(metadata))
+
+
 def lm_tasks(name: str, metadata: dict | None = None) -> dict:
     """{subtask name: lm-eval task object} for a task or group (each built once per process)."""
-    return _loaded(name, _metadata_key(metadata))["tasks"]
+    return loaded(name, metadata)["tasks"]
 
 
 def check_chat_generation(task) -> None:

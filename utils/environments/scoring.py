@@ -21,7 +21,7 @@ from lm_eval.api.instance import Instance
 
 from ..models.requests import cut_at_stops, render_messages
 from ..scoring.sampling_metrics import pass_at_k, powers_of_two_up_to
-from .rows import Row, lm_tasks
+from .rows import NotAChatTask, Row, lm_tasks, loaded
 
 _ONE_SAMPLE = re.compile(r"(_at_|@)\d+")  # pass_at_10 -> pass_at_1, pass@16 -> pass@1
 _LOCK = threading.Lock()  # lm-eval task objects are not made for concurrent scoring
@@ -36,11 +36,9 @@ class Primary:
 def declared_primary(row: Row, metadata: dict | None = None) -> dict:
     """The task's declared primary metric (YAML `metadata.primary`; a group's applies to its
     subtasks)."""
-    from .rows import _loaded, _metadata_key
-
-    loaded = _loaded(row.group, _metadata_key(metadata))
-    declared = (loaded["tasks"][row.task].config.metadata or {}).get("primary")
-    for group in (loaded.get("groups") or {}).values():
+    tasks_and_groups = loaded(row.group, metadata)
+    declared = (tasks_and_groups["tasks"][row.task].config.metadata or {}).get("primary")
+    for group in (tasks_and_groups.get("groups") or {}).values():
         declared = declared or (getattr(group, "metadata", None) or {}).get("primary")
     if not declared:
         raise ValueError(f"{row.task}: its YAML declares no metadata.primary to reward")
@@ -57,8 +55,6 @@ def primary(row: Row, metadata: dict | None = None) -> Primary:
 def check_rewardable(row: Row, metadata: dict | None = None) -> None:
     """A reward must be a per-sample score: the primary metric (as one sample's) must be one the
     task averages over docs (AlpacaEval's judged win rate is computed over the whole set)."""
-    from .rows import NotAChatTask
-
     chosen = primary(row, metadata)
     task = lm_tasks(row.group, metadata)[row.task]
     # lm-eval averages a metric its metric_list does not name (or names with no aggregation)
