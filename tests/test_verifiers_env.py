@@ -126,7 +126,10 @@ def sent(bodies):
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(name, proxy,
                                                                          env_mirror, tmp_path):
+    from verifiers.v1.utils.trace_store import write_episode
+
     from evalpack.environments import scoring
+    from evalpack.environments.summary import summarize_run
     from evalpack.environments.taskset import completion, load_environment
     from evalpack.models.served import ServedRequestError
 
@@ -154,6 +157,14 @@ def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(name,
         for trace in traces:  # the interception keeps the server's own diagnostic
             assert trace.last_error.status_code == 422
             assert "continue_final_message" in trace.last_error.message
+        # as a vf-eval run stores them, then summarized: failures are counted, never scored
+        run = tmp_path / "run"
+        run.mkdir()
+        for episode in episodes:
+            write_episode(run, episode)
+        summary = summarize_run(run)
+        assert summary == {task: {"errored": float(sum(t.task.data.task == task for t in traces))}
+                           for task in names}
         return
     assert all(episode.ok for episode in episodes)
 
