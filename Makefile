@@ -37,7 +37,7 @@ demo: venv
 # the hf backend and the real OpenAI-compatible server the tests start; Ray for the cluster test.
 $(BIN)/.test-extras: $(BIN)/.installed
 	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray]"
+	$(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray,verifiers]"
 	touch $@
 
 # The report test opens the HTML page in Debian's headless Chromium; without it that test skips.
