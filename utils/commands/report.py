@@ -26,6 +26,7 @@ import yaml
 from ..core.data import read_jsonl
 from . import catalog
 from .compare import compare
+from .outcome import primary_metric
 from .render import write_report
 from .rundirs import CHECKPOINT_FILE, requested_tasks, results_files
 
@@ -34,30 +35,6 @@ DEFAULT_REFERENCE_MODEL = "Tulu-3-8B-SFT"
 
 
 # --- reading ------------------------------------------------------------------------------------
-
-
-def first_metric(available: dict) -> tuple[str, str]:
-    """(metric, filter) of the first metric a result reports: for tasks that declare none."""
-    for key in available:
-        if "," in key and "_stderr," not in key:
-            metric, filt = key.split(",", 1)
-            return metric, filt
-    return "", ""
-
-
-def primary_metric(task: str, available: dict) -> tuple[str, str, str]:
-    """(metric, filter, label) for a task, from its YAML metadata (a group member: its group's
-    metric, under its own name); for a task that declares none (not one of the pack's), its
-    first reported metric and its own name."""
-    declared = catalog.facts(task)
-    if "primary" in declared:
-        return declared["primary"]["metric"], declared["primary"]["filter"], declared.get(
-            "label", task)
-    group = catalog.group_of(task)
-    primary = catalog.facts(group).get("primary") if group else None
-    if primary:
-        return primary["metric"], primary["filter"], task
-    return (*first_metric(available), task)
 
 
 def described_name(results_file: Path, root: Path) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..core.data import read_jsonl
 from ..models.replay import loglikelihood_rows
+from .outcome import run_problem
 from .rundirs import (
     CHECKPOINT_FILE,
     PAIR_LOG,
@@ -86,7 +87,13 @@ def rescore_results(results_file: Path, output: Path) -> bool:
     command = lm_eval_command(
         "replay", {"completions": str(completions)}, replay_flags(results), output
     )
-    return run_logged(command, output / PAIR_LOG) == 0
+    if run_logged(command, output / PAIR_LOG) != 0:
+        return False
+    problem = run_problem(output)  # a primary metric that is NaN is no rescored run
+    if problem:
+        with open(output / PAIR_LOG, "a", encoding="utf-8") as fh:
+            fh.write(f"evalpack rescore: error: {problem}\n")
+    return problem is None
 
 
 def rescore(source: Path, output: Path) -> list[Path]:

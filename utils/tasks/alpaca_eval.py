@@ -29,6 +29,7 @@ from ..scoring.alpaca_judge import (
     judge,
     metric,
 )
+from ..scoring.alpaca_judge.client import unconfigured
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,12 @@ def judge_outputs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     if not docs:
         return []
     outputs = [samples[0] for samples in resps]  # OLMES judges the first sample of a doc
-    client = JudgeClient(JudgeSettings.resolve(json.loads(docs[0]["judge"])))
+    settings = JudgeSettings.resolve(json.loads(docs[0]["judge"]))
+    missing = unconfigured(settings)
+    if missing:  # nothing is sent anywhere; the generations stay for `evalpack rescore`
+        log.error("AlpacaEval not judged: %s", missing)
+        return [_unjudged(doc, output, missing) for doc, output in zip(docs, outputs)]
+    client = JudgeClient(settings)
     try:
         records = judge(docs, outputs, client)
     except JudgeUnavailable as exc:
