@@ -102,7 +102,7 @@ def test_the_judge_is_asked_once_whether_it_gives_logprobs(monkeypatch):
 
 
 def evalpack(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evalpack.commands.cli", *args], text=True,
+    return subprocess.run([sys.executable, "-m", "evalpack.commands.cli", *args], text=True, check=False,
                           capture_output=True, env={**os.environ, **env}, timeout=300)
 
 

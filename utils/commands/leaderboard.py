@@ -79,13 +79,6 @@ class Board:
     def pair_dir(self, unit: Unit, entry: dict) -> Path:
         return self.output / unit.name / entry["task"]
 
-    def retry_note(self, unit: Unit, reason: str) -> str:
-        if unit.attempt > self.max_retries:
-            return ""
-        if not retryable_reason(reason):
-            return " (not retried: a retry would fail the same way)"
-        return f" (attempt {unit.attempt} of {self.max_retries + 1}, will retry)"
-
     def report_markers(self, units: list[Unit]) -> None:
         """A line for every pair of `units` that finished or failed since the last look."""
         for unit in units:
@@ -105,11 +98,16 @@ class Board:
                     self.failed(unit, entry, reason or reason_line(folder / PAIR_LOG),
                                 retryable_reason(reason))
 
-    def failed(self, unit: Unit, entry: dict, reason: str, retry: bool = True) -> None:
-        """A failed pair; `retry` False (see `retries`) fails it for good now."""
-        note = self.retry_note(unit, reason if retry else "")
-        if not retry:
+    def failed(self, unit: Unit, entry: dict, reason: str, transient: bool = True) -> None:
+        """A failed pair: retried while attempts are left if its cause may be `transient`
+        (`retries`), else failed for good now."""
+        if not transient:
             self.final.add((unit.name, entry["task"]))
+            note = " (not retried: a retry would fail the same way)"
+        elif unit.attempt <= self.max_retries:
+            note = f" (attempt {unit.attempt} of {self.max_retries + 1}, will retry)"
+        else:
+            note = ""
         if "will retry" not in note:
             self.outcome["failed"].append(f"{unit.name}/{entry['task']}")
         self.progress.failed(pair_name(unit.checkpoint, entry), reason, note)

@@ -26,6 +26,7 @@ import yaml
 from ..core.data import read_jsonl
 from . import catalog
 from .compare import compare
+from .coverage import board_plan, failed_pair, gaps, keep_checkpoints
 from .outcome import primary_metric
 from .render import write_report
 from .rundirs import CHECKPOINT_FILE, requested_tasks, results_files
@@ -86,8 +87,12 @@ def collect(sources: list[str]) -> dict:
                     f"checkpoint {name!r} is in both {origin[name]} and {source}: name them "
                     f"(a={origin[name].split('=')[-1]} b={root}) to tell their rows apart")
             data = json.loads(results_file.read_text(encoding="utf-8"))
-            ckpt = checkpoints.setdefault(
-                name, {"results": {}, "top": [], "samples": {}, "docs": {}})
+            ckpt = checkpoints.setdefault(name, new_checkpoint())
+            failure = failed_pair(results_file)
+            if failure:  # a failed leaderboard pair's results are no scores
+                ckpt["failed"].update({task: failure for task in requested_tasks(data)})
+                ckpt["top"] += [t for t in requested_tasks(data) if t not in ckpt["top"]]
+                continue
             ckpt["results"].update(data["results"])
             ckpt["top"] += [t for t in requested_tasks(data) if t not in ckpt["top"]]
             add_docs(ckpt, data)
@@ -96,7 +101,22 @@ def collect(sources: list[str]) -> dict:
                 samples = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
                 if samples.is_file():
                     ckpt["samples"][task] = samples
+        add_plan(checkpoints, board_plan(root), label)
     return checkpoints
+
+
+def new_checkpoint() -> dict:
+    return {"results": {}, "top": [], "samples": {}, "docs": {}, "failed": {}, "plan": {}}
+
+
+def add_plan(checkpoints: dict, plan: dict | None, label: str | None) -> None:
+    """A board's plan: every suite member becomes a column of its checkpoints, in the suite's
+    order (so members that never ran are shown), with the reason a pair could not run."""
+    for ckpt_name, statuses in (plan or {}).get("pairs", {}).items():
+        ckpt = checkpoints.setdefault(f"{label}/{ckpt_name}" if label else ckpt_name,
+                                      new_checkpoint())
+        ckpt["plan"] = statuses
+        ckpt["top"] = [*plan["tasks"], *(t for t in ckpt["top"] if t not in plan["tasks"])]
 
 
 # --- references ---------------------------------------------------------------------------------
@@ -278,18 +298,22 @@ def present_reference(reference: dict | None, columns: list[dict]) -> dict | Non
 
 def average(rows: list[dict], reference: dict | None, columns: list[dict]) -> dict:
     """Each row's mean primary score (0..1) over the benchmarks the reference has (all when
-    there is none), and the reference's (percent) over the same: None for a row that lacks
-    one of them, so an average never mixes different benchmark sets."""
+    there is none) that some row scored, and the reference's (percent) over the same: None for
+    a row that lacks one of them, so an average never mixes different benchmark sets.
+    `left_out` names the benchmarks no row scored: the average is then not the suite's."""
     ref_scores = (reference or {}).get("scores", {})
-    tasks = [c["task"] for c in columns if c["task"] in ref_scores] if ref_scores else [
+    wanted = [c["task"] for c in columns if c["task"] in ref_scores] if ref_scores else [
         c["task"] for c in columns]
+    tasks = [t for t in wanted if any(row["scores"][t] for row in rows)]
     values = {}
     for row in rows:
         scores = [row["scores"][t] for t in tasks]
         values[row["checkpoint"]] = (sum(s["value"] for s in scores) / len(scores)
                                      if tasks and all(scores) else None)
-    ref_avg = sum(ref_scores[t]["value"] for t in tasks) / len(tasks) if ref_scores else None
-    return {"tasks": tasks, "rows": values, "reference": ref_avg}
+    ref_avg = (sum(ref_scores[t]["value"] for t in tasks) / len(tasks)
+               if ref_scores and tasks else None)
+    return {"tasks": tasks, "rows": values, "reference": ref_avg,
+            "left_out": [t for t in wanted if t not in tasks]}
 
 
 def build_report(checkpoints: dict, reference: dict | None, title: str,
@@ -297,8 +321,10 @@ def build_report(checkpoints: dict, reference: dict | None, title: str,
     """Plain data for every output format."""
     columns = columns_for(checkpoints)
     reference = present_reference(reference, columns)
+    missing = gaps(checkpoints, columns)
     rows = [
-        {"checkpoint": name, "scores": {c["task"]: cell(ckpt, c, reference) for c in columns}}
+        {"checkpoint": name, "scores": {c["task"]: cell(ckpt, c, reference) for c in columns},
+         "missing": missing.get(name, {})}
         for name, ckpt in checkpoints.items()
     ]
     return {
@@ -314,7 +340,7 @@ def build_report(checkpoints: dict, reference: dict | None, title: str,
 
 def report_command(args) -> int:
     """`evalpack report DIR... --output OUT`."""
-    checkpoints = collect(args.dirs)
+    checkpoints = keep_checkpoints(collect(args.dirs), getattr(args, "checkpoints", None))
     tasks = [t for ckpt in checkpoints.values() for t in ckpt["top"]]
     report = build_report(checkpoints, load_reference(args.reference, tasks), args.title,
                           getattr(args, "baseline", None))

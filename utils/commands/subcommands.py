@@ -139,6 +139,7 @@ class Report(PackCommand):
         evalpack report sft=runs/sft dpo=runs/dpo --reference Tulu-3-8B-DPO
         evalpack report board --reference my_reference.yaml   # or --reference none
         evalpack report board --baseline base-sft      # paired Δ vs your checkpoint base-sft
+        evalpack report board --checkpoints models.yaml  # only this models.yaml's rows
     """
 
     def _add_args(self) -> None:
@@ -153,6 +154,9 @@ class Report(PackCommand):
         self._parser.add_argument(
             "--baseline", help="a checkpoint of the report: every other one gets its difference "
                                "from it per task, with a paired 95%% confidence interval")
+        self._parser.add_argument(
+            "--checkpoints", help="only these rows: comma-separated names, or a models.yaml "
+                                  "(its checkpoints; leaves out folders of earlier ones)")
         self._parser.add_argument("--title", default="evalpack leaderboard")
         self._parser.set_defaults(handler=report.report_command)
 
