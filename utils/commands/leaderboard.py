@@ -28,7 +28,8 @@ from .rundirs import (
 )
 
 log = logging.getLogger("evalpack.leaderboard")
-IDENTITY = ("name", "model", "model_args")  # what a checkpoint directory is claimed for
+# what a checkpoint directory is claimed for (other settings, other completions)
+IDENTITY = ("name", "model", "model_args", "gen_kwargs")
 
 
 class Interrupted(Exception):
