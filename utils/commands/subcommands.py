@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -204,6 +205,7 @@ def leaderboard_run(args: argparse.Namespace) -> int:
                          "above); --strict starts nothing\n")
         return 2
     plan.save(board, Path(args.output), args.suite)
+    signal.signal(signal.SIGTERM, terminate_as_interrupt)  # stop the workers, say how to resume
     try:
         outcome = leaderboard.run_leaderboard(
             checkpoints, entries, Path(args.output), extra, executor=args.executor,
@@ -221,6 +223,10 @@ def leaderboard_run(args: argparse.Namespace) -> int:
         f" ({', '.join(sorted(outcome['failed']))})" if outcome["failed"] else "", len(cannot),
     )
     return 1 if outcome["failed"] or cannot else 0
+
+
+def terminate_as_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def rescore_run(args: argparse.Namespace) -> int:
