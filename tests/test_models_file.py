@@ -52,9 +52,9 @@ def test_gen_kwargs_are_checked(tmp_path):
                                 "gen_kwargs": {"temprature": 0.6, "top_p": "high",
                                                "until": "\n\n"}})
     assert lines == [
-        "gen_kwargs: unknown setting 'temprature' (did you mean 'temperature'?); known: "
+        ("gen_kwargs: unknown setting 'temprature' (did you mean 'temperature'?); known: "
         "temperature, top_p, top_k, min_p, do_sample, max_gen_toks, until, repetition_penalty, "
-        "presence_penalty, frequency_penalty, seed",
+        "presence_penalty, frequency_penalty, seed"),
         "gen_kwargs: top_p must be a number, not 'high'",
         "gen_kwargs: until must be a list of strings",
     ]
@@ -71,3 +71,26 @@ def test_a_checkpoints_gen_kwargs_reach_its_pairs_over_the_runs(tmp_path):
     args = cli.EvalpackCLI().parse(spec["pairs"][0]["argv"])
     # the run's max_gen_toks stays, the checkpoint's temperature wins
     assert args.gen_kwargs == {"temperature": 0.6, "max_gen_toks": 64, "top_p": 0.95}
+
+
+def test_a_yaml_syntax_error_names_the_file_and_line(tmp_path):
+    models = tmp_path / "models.yaml"
+    models.write_text("checkpoints:\n  - name: a\n    model: [replay\n")
+    with pytest.raises(models_file.CheckpointsError) as error:
+        models_file.load_checkpoints(str(models))
+    (line,) = error.value.problems
+    assert line.startswith(f"{models}, line 4, column 1: not valid YAML: ")
+    assert "<unicode string>" not in line
+
+
+def test_a_mirror_one_level_too_high_suggests_the_folder_below(tmp_path, monkeypatch):
+    from evalpack.core import data
+
+    inner = tmp_path / "data" / "openai__gsm8k" / "main"
+    inner.mkdir(parents=True)
+    (inner / "test.jsonl").write_text('{"question": "q", "answer": "a"}\n')
+    monkeypatch.setenv("EVALPACK_DATA_DIR", str(tmp_path))
+    with pytest.raises(data.DataError, match=(
+            f"looked for {tmp_path}/openai__gsm8k/main/test.jsonl "
+            rf"\(it is in {tmp_path}/data: set EVALPACK_DATA_DIR to that folder\)")):
+        data.load_split("openai/gsm8k", "main", "test")

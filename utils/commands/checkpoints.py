@@ -17,10 +17,8 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from pathlib import Path
 
-import yaml
-
+from ..core.yaml_files import read_yaml
 from ..models.arguments import known_model_args
 from ..models.registry import register
 from .gen_settings import gen_kwargs_problems, misplaced
@@ -108,7 +106,10 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
 
 def load_checkpoints(models_file: str) -> list[dict]:
     """The checkpoints of a models YAML; `CheckpointsError` lists every problem found."""
-    config = yaml.safe_load(Path(models_file).read_text(encoding="utf-8")) or {}
+    try:
+        config = read_yaml(models_file) or {}
+    except ValueError as exc:
+        raise CheckpointsError([str(exc)]) from None
     checkpoints = config.get("checkpoints") if isinstance(config, dict) else None
     if not isinstance(checkpoints, list) or not checkpoints:
         raise CheckpointsError([f"{models_file}: needs a non-empty `checkpoints` list"])

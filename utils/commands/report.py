@@ -21,9 +21,8 @@ import json
 import logging
 from pathlib import Path
 
-import yaml
-
 from ..core.data import read_jsonl
+from ..core.yaml_files import read_yaml
 from . import catalog
 from .compare import compare
 from .coverage import board_plan, failed_pair, gaps, keep_checkpoints
@@ -141,7 +140,7 @@ def load_reference(choice: str | None, tasks: list[str]) -> dict | None:
         return None
     if choice is None or not Path(choice).suffix:
         return published_reference(choice or DEFAULT_REFERENCE_MODEL, tasks)
-    reference = yaml.safe_load(Path(choice).read_text(encoding="utf-8"))
+    reference = read_yaml(choice)
     if not isinstance(reference, dict) or not isinstance(reference.get("scores"), dict):
         raise TypeError(f"{choice}: a reference needs `name` and `scores: {{task: {{value}}}}`")
     return reference

@@ -58,7 +58,8 @@ def _mirror_rows(path: str, name: str, split: str) -> list[dict]:
     file = data.mirror_file(os.environ[data.DATA_DIR_ENV], path, name, split)
     if not file.is_file():
         raise data.DataError(f"{data.DATA_DIR_ENV}: no file for dataset {path!r} config "
-                             f"{name!r} split {split!r}; looked for {file}")
+                             f"{name!r} split {split!r}; looked for {file}"
+                             f"{data.one_level_down(os.environ[data.DATA_DIR_ENV], path)}")
     return data.read_jsonl(file)
 
 
