@@ -21,7 +21,7 @@ import pytest
 import requests
 from lm_eval import simple_evaluate
 
-from conftest import task_manager
+from conftest import DATA_DIR, requires_shared, task_manager
 
 NEEDED = ("torch", "transformers", "fastapi", "uvicorn")
 missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
@@ -240,3 +240,35 @@ def test_log_likelihood_fails_clearly_where_the_server_returns_no_prompt_logprob
     request = Instance("loglikelihood", {}, ("What is 6*7? Answer:", " 42"), 0, ("t", 0, 1))
     with pytest.raises(ServedRequestError, match=r"HTTP 4\d\d"):
         lm.loglikelihood([request])
+
+
+@requires_shared
+def test_the_leaderboard_plan_asks_the_real_server_what_it_can_do(server, tmp_path, monkeypatch):
+    """`transformers serve` refuses `continue_final_message` and answers no echoed prompt
+    log-probabilities: the plan finds both by asking it, before any pair starts."""
+    from evalpack.commands import plan
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for name in ("openai__gsm8k", "cais__mmlu", "EleutherAI__hendrycks_math"):
+        (mirror / name).symlink_to(DATA_DIR / name)
+    monkeypatch.setenv("EVALPACK_DATA_DIR", str(mirror))
+    checkpoints = [
+        {"name": "chat", "model": "evalpack-chat",
+         "model_args": {"base_url": f"{server['root']}/v1/chat/completions",
+                        "model": server["model"]}},
+        {"name": "completions", "model": "evalpack-completions",
+         "model_args": {"base_url": f"{server['root']}/v1/completions", "model": server["model"],
+                        "tokenizer_backend": "none"}},
+    ]
+    entries = [{"task": "gsm8k_tulu", "chat": True}, {"task": "mmlu_mc_tulu", "chat": False},
+               {"task": "minerva_math_tulu", "chat": True}]
+    pairs = plan.make_plan(checkpoints, entries, tmp_path / "board", [])["pairs"]
+    assert pairs["chat"]["minerva_math_tulu"] == "run"
+    assert "does not continue an assistant prefix" in pairs["chat"]["gsm8k_tulu"]
+    assert "HTTP 422" in pairs["chat"]["gsm8k_tulu"]
+    assert "answers generation requests only" in pairs["chat"]["mmlu_mc_tulu"]
+    assert pairs["completions"]["gsm8k_tulu"] == "run"  # the prefix is rendered here
+    refused = pairs["completions"]["mmlu_mc_tulu"]  # the reason was only in lm_eval.log before
+    assert refused.startswith("its server cannot score log-likelihoods: ")
+    assert "HTTP 422" in refused and "add_special_tokens" in refused
