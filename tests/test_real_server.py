@@ -34,9 +34,9 @@ TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>
 CONTEXT = 24  # the tiny model's context as the backends are told (max_model_len=)
 
 
-def build_tiny_model(folder: Path) -> None:
-    """A 1-layer Llama with random weights and a byte-level BPE tokenizer trained on a line of
-    text: small enough to build and serve on CPU in seconds."""
+def build_tiny_model(folder: Path, seed: int = 0, positions: int = 512) -> None:
+    """A 1-layer Llama with random weights (from `seed`) and a byte-level BPE tokenizer trained
+    on a line of text: small enough to build and serve on CPU in seconds."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -57,10 +57,10 @@ def build_tiny_model(folder: Path) -> None:
                                         unk_token="<unk>")
     tokenizer.chat_template = TEMPLATE
     tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32,
                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=512, bos_token_id=1, eos_token_id=2)
+                         max_position_embeddings=positions, bos_token_id=1, eos_token_id=2)
     model = LlamaForCausalLM(config)
     model.generation_config = GenerationConfig(do_sample=True, temperature=1.0, top_k=0,
                                                bos_token_id=1, eos_token_id=2)

@@ -40,19 +40,22 @@ class Needs:
     files: list[Path] = field(default_factory=list)  # mirror files, when a mirror is set
 
 
-def task_needs(entry: dict) -> Needs:
+def task_needs(entry: dict, metadata: dict) -> Needs:
     needs = Needs(judge=bool(catalog.facts(entry["task"]).get("judge")))
-    mirror = os.environ.get(data.DATA_DIR_ENV)
+    # `data_file` in the run's metadata: the user's own file instead of the dataset
+    mirror = None if metadata.get("data_file") else os.environ.get(data.DATA_DIR_ENV)
     for leaf in leaves(entry["task"]):
         config = catalog.task_config(leaf)
         needs.loglikelihood |= config.get("output_type") in LOGLIKELIHOOD_TYPES
         needs.prefix |= bool(config.get("gen_prefix")) and bool(entry.get("chat"))
         needs.judge |= bool(config.get("metadata", {}).get("judge"))
         kwargs = config.get("dataset_kwargs") or {}
-        if mirror and "path" in kwargs:
-            splits = kwargs.get("splits") or [config.get("test_split", "test")]
-            needs.files += [data.mirror_file(mirror, kwargs["path"], kwargs.get("name"), split)
-                            for split in splits]
+        if mirror and "path" in kwargs:  # the forms the pack's loaders take
+            splits = kwargs.get("splits") or [kwargs.get("split")
+                                              or config.get("test_split", "test")]
+            names = kwargs.get("names") or [kwargs.get("name")]
+            needs.files += [data.mirror_file(mirror, kwargs["path"], name, split)
+                            for name in names for split in splits]
     return needs
 
 
@@ -116,8 +119,9 @@ def pair_problem(needs: Needs, backend: Backend, judge: str | None) -> str | Non
 def make_plan(checkpoints: list[dict], entries: list[dict], output: Path,
               extra: list[str]) -> dict:
     """{"tasks", "checkpoints", "pairs": {checkpoint: {task: "run"|"done"|reason}}}."""
-    needs = {e["task"]: task_needs(e) for e in entries}
-    judge = probes.judge_problem(run_metadata(extra)) if any(
+    metadata = run_metadata(extra)
+    needs = {e["task"]: task_needs(e, metadata) for e in entries}
+    judge = probes.judge_problem(metadata) if any(
         n.judge for n in needs.values()) else None
     pairs: dict[str, dict[str, str]] = {}
     for ckpt in checkpoints:
