@@ -90,3 +90,20 @@ def test_an_unknown_checkpoint_name_is_one_line(tmp_path):
     assert done.stderr.strip().splitlines()[-1].endswith(
         "--checkpoints: no row named 'nwe' (did you mean 'new'?); the rows: base, new, old "
         "(--verbose or EVALPACK_TRACEBACK=1 shows the traceback)")
+
+
+def test_a_sample_of_math_is_not_compared_as_the_whole(tmp_path):
+    """The demo's 15 MATH problems, every one scored: still not the 5000 the published figure
+    is on, so its difference is marked partial."""
+    from evalpack.commands import render
+    from evalpack.commands import report as reports
+
+    write_pair(tmp_path / "board", "demo", "minerva_math_tulu",
+               {"exact_match_flex,olmes": 1.0}, [1.0] * 15, "exact_match_flex", "olmes")
+    checkpoints = reports.collect([str(tmp_path / "board")])
+    data = reports.build_report(
+        checkpoints, reports.load_reference(None, ["minerva_math_tulu"]), "t")
+    cell = data["rows"][0]["scores"]["minerva_math_tulu"]
+    assert (cell["scored"], cell["total"], cell["comparable"]) == (15, 15, False)
+    assert cell["delta"] is not None
+    assert f"{render.PARTIAL})" in render.to_markdown(data)

@@ -76,7 +76,8 @@ def preamble(report: dict) -> list[str]:
         for s in row["scores"].values())]
     if partial:
         lines.append(f"{PARTIAL} Δ from a partial run ({', '.join(partial)} did not score every "
-                     "doc, e.g. --limit): not comparable with the published figure; see "
+                     "doc of the benchmark: --limit, or a sample of its data): not comparable "
+                     "with the published figure; see "
                      "\"Docs scored\".")
     left_out = (report.get("average") or {}).get("left_out")
     if left_out:

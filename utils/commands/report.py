@@ -194,8 +194,16 @@ def cell(ckpt: dict, column: dict, reference: dict | None) -> dict | None:
         "stderr": stderr if isinstance(stderr, (int, float)) else None,
         "delta": round(100 * value - ref["value"], 10) if usable else None,
         **docs,
-        "comparable": docs["scored"] is not None and docs["scored"] == docs["total"],
+        "comparable": comparable(docs, catalog.facts(column["task"]).get("docs")),
     }
+
+
+def comparable(docs: dict, full: int | None) -> bool:
+    """Whether a score covers the benchmark the published figures are on: every doc of its
+    data scored (no `--limit`), and as many docs as the benchmark declares (`metadata.docs`),
+    so a sample in a mirror (the demo's 15 MATH problems) is not compared as the whole."""
+    return docs["scored"] is not None and docs["scored"] == docs["total"] and (
+        full is None or docs["total"] == full)
 
 
 def subtask_scores(checkpoints: dict, column: dict) -> dict:
