@@ -135,3 +135,19 @@ def test_a_pair_whose_judge_fails_every_doc_is_failed_not_done_and_rescore_says_
     assert rescored.returncode == 1
     assert "length_controlled_winrate is nan (could not be computed)" in rescored.stderr
     assert "rescored runs written" not in rescored.stderr
+
+
+def test_log_likelihoods_on_a_chat_backend_is_a_short_line():
+    """MMLU's 57 subtasks on `evalpack-chat`: three names and a count, not 3,000 characters."""
+    from lm_eval.api.instance import Instance
+
+    from evalpack.models.backends import ServedChat
+
+    lm = ServedChat(base_url="http://127.0.0.1:1/v1/chat/completions", model="m")
+    requests_ = [Instance("loglikelihood", {}, ("Q", " A"), 0, (f"mmlu_mc_tulu_s{i:02d}", 0, 1))
+                 for i in range(57)]
+    with pytest.raises(NotImplementedError) as error:
+        lm.loglikelihood(requests_)
+    text = str(error.value)
+    assert "tasks mmlu_mc_tulu_s00, mmlu_mc_tulu_s01, mmlu_mc_tulu_s02 and 54 more need" in text
+    assert len(text) < 400

@@ -17,6 +17,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
 from lm_eval.utils import simple_parse_args_string
 
@@ -76,9 +77,11 @@ def model_args_of(ckpt: dict) -> dict:
 
 
 class Backend:
-    """One checkpoint's abilities, each asked of its server at most once."""
+    """One checkpoint's abilities, each asked of its server at most once. A server on
+    127.0.0.1 is not asked when the pairs run elsewhere (`local_only=False`, Ray): each node
+    would reach its own."""
 
-    def __init__(self, ckpt: dict) -> None:
+    def __init__(self, ckpt: dict, local_only: bool = True) -> None:
         from lm_eval.api.registry import get_model
 
         register()
@@ -88,9 +91,11 @@ class Backend:
         except Exception:  # noqa: BLE001  (a backend that cannot be imported here: ask nothing)
             self.cls = None
         self.answers: dict[str, str | None] = {}
+        host = urlparse(str(self.args.get("base_url", ""))).hostname or ""
+        self.askable = local_only or host not in ("127.0.0.1", "localhost", "::1")
 
     def problem(self, need: str) -> str | None:
-        if self.cls is None:
+        if self.cls is None or not self.askable:
             return None
         if need not in self.answers:
             if need == "reachable":
@@ -117,15 +122,16 @@ def pair_problem(needs: Needs, backend: Backend, judge: str | None) -> str | Non
 
 
 def make_plan(checkpoints: list[dict], entries: list[dict], output: Path,
-              extra: list[str]) -> dict:
-    """{"tasks", "checkpoints", "pairs": {checkpoint: {task: "run"|"done"|reason}}}."""
+              extra: list[str], local: bool = True) -> dict:
+    """{"tasks", "checkpoints", "pairs": {checkpoint: {task: "run"|"done"|reason}}};
+    `local`: the pairs run on this machine (else loopback servers are not asked)."""
     metadata = run_metadata(extra)
     needs = {e["task"]: task_needs(e, metadata) for e in entries}
     judge = probes.judge_problem(metadata) if any(
         n.judge for n in needs.values()) else None
     pairs: dict[str, dict[str, str]] = {}
     for ckpt in checkpoints:
-        backend, row = Backend(ckpt), {}
+        backend, row = Backend(ckpt, local), {}
         for entry in entries:
             if pair_is_done(output / ckpt["name"] / entry["task"]):
                 row[entry["task"]] = "done"

@@ -194,7 +194,8 @@ def leaderboard_run(args: argparse.Namespace) -> int:
     only = args.tasks.split(",") if args.tasks else None
     entries = catalog.suite_tasks(catalog.load_suites(args.suites), args.suite, only)
     extra = (["--limit", str(args.limit)] if args.limit is not None else []) + args.lm_eval_args
-    board = plan.make_plan(checkpoints, entries, Path(args.output), extra)
+    board = plan.make_plan(checkpoints, entries, Path(args.output), extra,
+                           local=args.executor == "local")
     sys.stdout.write(plan.render(board))
     sys.stdout.flush()
     cannot = plan.cannot_run(board)
