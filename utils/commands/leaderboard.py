@@ -96,8 +96,8 @@ class Board:
                 elif (folder / FAILED_MARKER).is_file():
                     self.reported.add(key)
                     reason = (folder / FAILED_MARKER).read_text(encoding="utf-8").strip()
-                    self.failed(unit, entry, reason or reason_line(folder / PAIR_LOG),
-                                retryable_reason(reason))
+                    reason = reason or reason_line(folder / PAIR_LOG)
+                    self.failed(unit, entry, reason, retryable_reason(reason))
 
     def failed(self, unit: Unit, entry: dict, reason: str, transient: bool = True) -> None:
         """A failed pair: retried while attempts are left if its cause may be `transient`
