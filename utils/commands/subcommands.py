@@ -33,11 +33,14 @@ class PackCommand(SubCommand):
         super().__init__(*args, **kwargs)
         self._parser = subparsers.add_parser(
             self.name, help=self.help, description=self.help,
-            epilog="examples:\n" + textwrap.indent(textwrap.dedent(self.examples).strip(), "  "),
+            epilog=self.epilog_text(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         self._add_args()
         self._parser.set_defaults(func=self._execute, pack_command=self.name)
+
+    def epilog_text(self) -> str:
+        return "examples:\n" + textwrap.indent(textwrap.dedent(self.examples).strip(), "  ")
 
     def _execute(self, args: argparse.Namespace) -> int:
         return args.handler(args)
@@ -74,7 +77,7 @@ class Leaderboard(PackCommand):
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output board --strict
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output /shared/board \\
             --executor ray --address auto       # see docs/leaderboards.md
-    A first leaderboard, step by step: docs/first_leaderboard.md
+        # a first leaderboard, step by step: docs/first_leaderboard.md
     """
 
     def _add_args(self) -> None:
@@ -83,11 +86,11 @@ class Leaderboard(PackCommand):
             "run", help="every (checkpoint, task) pair not yet finished",
             description="Prints the plan (checkpoint x task: will run, finished earlier, "
                         "cannot run and why), then runs the pairs that can run.",
-            epilog="Extra lm-eval flags for every pair go after `--`.\nexamples:" + self.examples,
+            epilog="Extra lm-eval flags for every pair go after `--`.\n\n" + self.epilog_text(),
             formatter_class=argparse.RawDescriptionHelpFormatter)
         check = actions.add_parser(
             "check", help="print the plan only (what would run, what cannot and why)",
-            epilog="Exits 1 when a pair cannot run.\nexamples:" + self.examples,
+            epilog="Exits 1 when a pair cannot run.\n\n" + self.epilog_text(),
             formatter_class=argparse.RawDescriptionHelpFormatter)
         run.add_argument("--dry_run", action="store_true",
                          help="print the plan and stop (as `leaderboard check`)")
