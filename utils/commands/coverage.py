@@ -16,13 +16,17 @@ from .plan import PLAN_FILE
 from .rundirs import DONE_MARKER, FAILED_MARKER
 
 
+def pair_failure(folder: Path) -> str | None:
+    """The reason in a pair folder's `failed` marker (and no `done`), else None."""
+    if (folder / FAILED_MARKER).is_file() and not (folder / DONE_MARKER).is_file():
+        return (folder / FAILED_MARKER).read_text(encoding="utf-8").strip() or "failed"
+    return None
+
+
 def failed_pair(results_file: Path) -> str | None:
     """The reason a leaderboard pair failed when `results_file` belongs to one (its folder,
-    or the folder above lm-eval's model folder, holds `failed` and no `done`), else None."""
-    for folder in (results_file.parent, results_file.parent.parent):
-        if (folder / FAILED_MARKER).is_file() and not (folder / DONE_MARKER).is_file():
-            return (folder / FAILED_MARKER).read_text(encoding="utf-8").strip() or "failed"
-    return None
+    or the folder above lm-eval's model folder, is a failed pair), else None."""
+    return pair_failure(results_file.parent) or pair_failure(results_file.parent.parent)
 
 
 def board_plan(root: Path) -> dict | None:

@@ -25,7 +25,7 @@ from ..core.data import read_jsonl
 from ..core.yaml_files import read_yaml
 from . import catalog
 from .compare import compare
-from .coverage import board_plan, failed_pair, gaps, keep_checkpoints
+from .coverage import board_plan, failed_pair, gaps, keep_checkpoints, pair_failure
 from .outcome import primary_metric
 from .render import write_report
 from .rundirs import CHECKPOINT_FILE, requested_tasks, results_files
@@ -100,7 +100,7 @@ def collect(sources: list[str]) -> dict:
                 samples = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
                 if samples.is_file():
                     ckpt["samples"][task] = samples
-        add_plan(checkpoints, board_plan(root), label)
+        add_plan(checkpoints, board_plan(root), label, root)
     return checkpoints
 
 
@@ -108,13 +108,18 @@ def new_checkpoint() -> dict:
     return {"results": {}, "top": [], "samples": {}, "docs": {}, "failed": {}, "plan": {}}
 
 
-def add_plan(checkpoints: dict, plan: dict | None, label: str | None) -> None:
+def add_plan(checkpoints: dict, plan: dict | None, label: str | None, root: Path) -> None:
     """A board's plan: every suite member becomes a column of its checkpoints, in the suite's
-    order (so members that never ran are shown), with the reason a pair could not run."""
+    order (so members that never ran are shown), with the reason a pair could not run or, for
+    a pair that failed before lm-eval saved anything, why it failed."""
     for ckpt_name, statuses in (plan or {}).get("pairs", {}).items():
         ckpt = checkpoints.setdefault(f"{label}/{ckpt_name}" if label else ckpt_name,
                                       new_checkpoint())
         ckpt["plan"] = statuses
+        for task in statuses:
+            failure = pair_failure(root / ckpt_name / task)
+            if failure and task not in ckpt["results"]:
+                ckpt["failed"].setdefault(task, failure)
         ckpt["top"] = [*plan["tasks"], *(t for t in ckpt["top"] if t not in plan["tasks"])]
 
 
