@@ -151,3 +151,21 @@ def test_log_likelihoods_on_a_chat_backend_is_a_short_line():
     text = str(error.value)
     assert "tasks mmlu_mc_tulu_s00, mmlu_mc_tulu_s01, mmlu_mc_tulu_s02 and 54 more need" in text
     assert len(text) < 400
+
+
+def test_a_judge_without_logprobs_is_asked_once_per_doc():
+    """Its answer will not change on a retry: each judgement fails at the first attempt."""
+    from evalpack.scoring.alpaca_judge import JudgeClient, JudgeSettings
+
+    judge = JudgeStub({}).start()
+    judge.logprobs = False
+    try:
+        client = JudgeClient(JudgeSettings(base_url=judge.base_url, cache="", max_retries=5,
+                                           retry_delay=0.01, abort_after=10))
+        payloads = [{"model": "j", "messages": [{"role": "user", "content": f"q{i}"}]}
+                    for i in range(3)]
+        results = client.judge_all(payloads)
+    finally:
+        judge.stop()
+    assert len(judge.payloads()) == 3
+    assert all("gave no log-probabilities" in r.error for r in results)
