@@ -135,6 +135,7 @@ def test_a_pair_whose_judge_fails_every_doc_is_failed_not_done_and_rescore_says_
     assert rescored.returncode == 1
     assert "length_controlled_winrate is nan (could not be computed)" in rescored.stderr
     assert "rescored runs written" not in rescored.stderr
+    assert (tmp_path / "rescored" / "plan.json").is_file()  # the report shows the same suite
 
 
 def test_log_likelihoods_on_a_chat_backend_is_a_short_line():

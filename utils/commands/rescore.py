@@ -10,6 +10,7 @@ from pathlib import Path
 from ..core.data import read_jsonl
 from ..models.replay import loglikelihood_rows
 from .outcome import run_problem
+from .plan import PLAN_FILE
 from .rundirs import (
     CHECKPOINT_FILE,
     PAIR_LOG,
@@ -98,7 +99,8 @@ def rescore_results(results_file: Path, output: Path) -> bool:
 
 def rescore(source: Path, output: Path) -> list[Path]:
     """Rescore every run under `source` into the same layout under `output`; the runs that
-    failed. Checkpoint descriptions are copied so that `report` names rows the same way."""
+    failed. Checkpoint descriptions (and a board's plan) are copied so that `report` names rows
+    the same way and shows the same suite."""
     failed = []
     files = results_files(source)
     if not files:
@@ -111,7 +113,7 @@ def rescore(source: Path, output: Path) -> list[Path]:
             log.error("rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log),
                       pair_log)
             failed.append(results_file)
-    for description in source.rglob(CHECKPOINT_FILE):
+    for description in [*source.rglob(CHECKPOINT_FILE), *source.glob(PLAN_FILE)]:
         target = output / description.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(description.read_bytes())
