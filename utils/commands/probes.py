@@ -11,6 +11,7 @@ import json
 import os
 
 import requests
+from lm_eval.models.openai_completions import LocalChatCompletion
 
 from ..models.loglikelihood import NoLoglikelihood, echoed_choices
 from ..models.requests import GenerationOnly
@@ -43,8 +44,9 @@ def endpoint(base_url: str, path: str) -> str:
 
 def loglikelihood_problem(model_cls, args: dict) -> str | None:
     """Why this checkpoint cannot answer log-likelihood requests, or None."""
-    name = getattr(model_cls, "backend_name", None) or args.get("_model", "this backend")
-    if issubclass(model_cls, (NoLoglikelihood, GenerationOnly)):
+    name = getattr(model_cls, "backend_name", None) or model_cls.__name__
+    # lm-eval's own chat-completions models refuse log-likelihoods as well
+    if issubclass(model_cls, (NoLoglikelihood, GenerationOnly, LocalChatCompletion)):
         return (f"{name} answers generation requests only (no log-likelihoods): use "
                 "evalpack-completions against a server that echoes prompt log-probabilities "
                 "(vLLM), or hf / vllm")
