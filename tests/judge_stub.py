@@ -4,7 +4,8 @@ log-probabilities in OpenAI's format, `usage`).
 
 `prefer` maps a model output (the text the evaluated model answered) to the probability the
 judge gives it: the stub finds which identifier ("m" or "M") holds that output in the
-annotator's prompt and puts that probability on it (None: neither token among the top ones). `faults` ("429", "500", "400") are used up
+annotator's prompt and puts that probability on it (None: neither token among the top ones;
+another question gets 0.5). `faults` ("429", "500", "400") are used up
 one per request in arrival order; `fault_for(payload)` faults chosen requests every time; a
 "slow" fault answers after `slow_seconds`. `delay` slows every answer, and `max_in_flight` is
 the most requests handled at once. Every request's payload and Authorization header are
@@ -47,6 +48,7 @@ class JudgeStub(LocalServer):
         self.fault_for = lambda payload: None
         self.records: list[dict] = []
         self.delay = 0.0
+        self.logprobs = True  # False: answers without log-probabilities (a judge that lacks them)
         self.slow_seconds = 2.0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -62,8 +64,8 @@ class JudgeStub(LocalServer):
 
     def answer(self, payload: dict) -> dict:
         outputs = prompt_outputs(payload)
-        model_id = next(i for i, text in outputs.items() if text in self.prefer)
-        p_model = self.prefer[outputs[model_id]]
+        model_id = next((i for i, text in outputs.items() if text in self.prefer), "m")
+        p_model = self.prefer.get(outputs.get(model_id), 0.5)  # 0.5: a question of its own
         if p_model is None:  # an answer that names neither output
             top = [{"token": "Both", "logprob": -0.1, "bytes": list(b"Both")}]
         else:
@@ -74,7 +76,8 @@ class JudgeStub(LocalServer):
             "choices": [{
                 "index": 0, "finish_reason": "length",
                 "message": {"role": "assistant", "content": top[0]["token"]},
-                "logprobs": {"content": [{**top[0], "top_logprobs": top}]},
+                "logprobs": {"content": [{**top[0], "top_logprobs": top}]} if self.logprobs
+                else None,
             }],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1,
                       "total_tokens": prompt_tokens + 1},

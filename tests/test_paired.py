@@ -42,7 +42,31 @@ def test_strata_weights_follow_the_group_average():
     wins, loss = np.array([1.0, 1.0, 1.0]), np.array([0.0])
     assert paired_bootstrap([wins, loss]).delta == pytest.approx(0.75)  # pooled (by size)
     macro = paired_bootstrap([wins, loss], weights=[1, 1])
-    assert (macro.delta, macro.low, macro.high) == (0.5, 0.5, 0.5) and macro.significant
+    assert (macro.delta, macro.low, macro.high) == (0.5, 0.5, 0.5)
+    # every resample agrees, yet 3 docs cannot make it significant: 2 of 8 sign assignments
+    # are as extreme
+    assert macro.p == 0.25 and not macro.significant
+
+
+def test_three_of_five_flips_are_not_significant():
+    """The issue's case: 3 of 5 docs flip the same way, 2 tie. The bootstrap interval excludes
+    0, but the exact sign-flip test gives p = 2/8 = 0.25."""
+    result = paired_bootstrap([np.array([1.0, 1.0, 1.0, 0.0, 0.0])])
+    assert result.low > 0  # what used to be marked significant
+    assert (result.p, result.test, result.docs) == (0.25, "exact sign-flip", 5)
+    assert not result.significant
+
+
+def test_sign_flip_p_by_hand_and_sampled_beyond_the_exact_size():
+    from evalpack.scoring.paired import EXACT_MAX, sign_flip_p
+
+    # diffs 2, 1, -1 (equal weights): sums ±2±1±1 ->|s| in {4, 2, 2, 0, 0, 2, 2, 4}/3 for the
+    # 8 assignments; observed |2| of 4: the 2s and 4s, 6 of 8
+    diffs = np.array([2.0, 1.0, -1.0])
+    assert sign_flip_p(diffs, np.full(3, 1 / 3)) == (0.75, "exact sign-flip")
+    many = np.ones(EXACT_MAX + 4)  # all win: exact p would be 2 / 2^20
+    p, test = sign_flip_p(many, np.full(len(many), 1 / len(many)), rounds=2000)
+    assert test == "sign-flip, 2,000 random assignments" and p == 1 / 2001
 
 
 def test_identical_models_are_never_significant():

@@ -21,7 +21,7 @@ import pytest
 import requests
 from lm_eval import simple_evaluate
 
-from conftest import task_manager
+from conftest import DATA_DIR, requires_shared, task_manager
 
 NEEDED = ("torch", "transformers", "fastapi", "uvicorn")
 missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
@@ -34,9 +34,9 @@ TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>
 CONTEXT = 24  # the tiny model's context as the backends are told (max_model_len=)
 
 
-def build_tiny_model(folder: Path) -> None:
-    """A 1-layer Llama with random weights and a byte-level BPE tokenizer trained on a line of
-    text: small enough to build and serve on CPU in seconds."""
+def build_tiny_model(folder: Path, seed: int = 0, positions: int = 512) -> None:
+    """A 1-layer Llama with random weights (from `seed`) and a byte-level BPE tokenizer trained
+    on a line of text: small enough to build and serve on CPU in seconds."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -57,10 +57,10 @@ def build_tiny_model(folder: Path) -> None:
                                         unk_token="<unk>")
     tokenizer.chat_template = TEMPLATE
     tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32,
                          num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=512, bos_token_id=1, eos_token_id=2)
+                         max_position_embeddings=positions, bos_token_id=1, eos_token_id=2)
     model = LlamaForCausalLM(config)
     model.generation_config = GenerationConfig(do_sample=True, temperature=1.0, top_k=0,
                                                bos_token_id=1, eos_token_id=2)
@@ -240,3 +240,35 @@ def test_log_likelihood_fails_clearly_where_the_server_returns_no_prompt_logprob
     request = Instance("loglikelihood", {}, ("What is 6*7? Answer:", " 42"), 0, ("t", 0, 1))
     with pytest.raises(ServedRequestError, match=r"HTTP 4\d\d"):
         lm.loglikelihood([request])
+
+
+@requires_shared
+def test_the_leaderboard_plan_asks_the_real_server_what_it_can_do(server, tmp_path, monkeypatch):
+    """`transformers serve` refuses `continue_final_message` and answers no echoed prompt
+    log-probabilities: the plan finds both by asking it, before any pair starts."""
+    from evalpack.commands import plan
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for name in ("openai__gsm8k", "cais__mmlu", "EleutherAI__hendrycks_math"):
+        (mirror / name).symlink_to(DATA_DIR / name)
+    monkeypatch.setenv("EVALPACK_DATA_DIR", str(mirror))
+    checkpoints = [
+        {"name": "chat", "model": "evalpack-chat",
+         "model_args": {"base_url": f"{server['root']}/v1/chat/completions",
+                        "model": server["model"]}},
+        {"name": "completions", "model": "evalpack-completions",
+         "model_args": {"base_url": f"{server['root']}/v1/completions", "model": server["model"],
+                        "tokenizer_backend": "none"}},
+    ]
+    entries = [{"task": "gsm8k_tulu", "chat": True}, {"task": "mmlu_mc_tulu", "chat": False},
+               {"task": "minerva_math_tulu", "chat": True}]
+    pairs = plan.make_plan(checkpoints, entries, tmp_path / "board", [])["pairs"]
+    assert pairs["chat"]["minerva_math_tulu"] == "run"
+    assert "does not continue an assistant prefix" in pairs["chat"]["gsm8k_tulu"]
+    assert "HTTP 422" in pairs["chat"]["gsm8k_tulu"]
+    assert "answers generation requests only" in pairs["chat"]["mmlu_mc_tulu"]
+    assert pairs["completions"]["gsm8k_tulu"] == "run"  # the prefix is rendered here
+    refused = pairs["completions"]["mmlu_mc_tulu"]  # the reason was only in lm_eval.log before
+    assert refused.startswith("its server cannot score log-likelihoods: ")
+    assert "HTTP 422" in refused and "add_special_tokens" in refused

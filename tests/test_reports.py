@@ -37,10 +37,15 @@ def report(tmp_path_factory, tmp_path):
 @requires_shared
 def test_report_numbers_equal_the_result_files(report):
     data, board_dir = report["data"], report["board"]
-    assert {row["checkpoint"] for row in data["rows"]} == {"solutions", "qwen"}
+    assert {row["checkpoint"] for row in data["rows"]} == {"solutions", "qwen", "broken"}
     assert [c["task"] for c in data["columns"]] == TASKS
     markdown = report["files"]["markdown"].read_text()
+    (broken,) = [row for row in data["rows"] if row["checkpoint"] == "broken"]
+    assert all(broken["scores"][task] is None for task in TASKS)  # shown, as failed
+    assert all(broken["missing"][task].startswith("failed: FileNotFoundError") for task in TASKS)
     for row in data["rows"]:
+        if row is broken:
+            continue
         for task in TASKS:
             (results_file,) = rundirs.results_files(board_dir / row["checkpoint"] / task)
             expected = json.loads(results_file.read_text())["results"][task]
@@ -99,7 +104,8 @@ def flex_by_doc(samples: Path) -> dict:
 @requires_shared
 def test_baseline_deltas_are_paired_over_the_same_docs(report):
     board_dir, baseline = report["board"], report["data"]["baseline"]
-    assert baseline["name"] == "qwen" and set(baseline["rows"]) == {"solutions"}
+    assert baseline["name"] == "qwen" and set(baseline["rows"]) == {"solutions", "broken"}
+    assert all("why" in cell for cell in baseline["rows"]["broken"].values())
     for task in TASKS:
         (mine,) = (board_dir / "solutions" / task).rglob("samples_*.jsonl")
         (theirs,) = (board_dir / "qwen" / task).rglob("samples_*.jsonl")

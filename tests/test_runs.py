@@ -91,7 +91,7 @@ def test_every_models_file_problem_is_one_line_naming_its_checkpoint(tmp_path):
         (f"evalpack leaderboard: error: {models}, checkpoint 1 ('typo'): unknown model 'repaly' "
         "(did you mean 'replay'?)"),
         (f"evalpack leaderboard: error: {models}, checkpoint 2 ('key'): unknown key 'model_arg' "
-        "(did you mean 'model_args'?); known: name, model, model_args, resources"),
+        "(did you mean 'model_args'?); known: name, model, model_args, resources, gen_kwargs"),
         (f"evalpack leaderboard: error: {models}, checkpoint 3 ('args'): model 'resumable' needs "
         "model_args model, log"),
     ]
@@ -225,10 +225,11 @@ def test_a_broken_checkpoint_does_not_stop_the_others(leaderboard):
         leaderboard["resume_log"]
     )
     assert "nonexistent.jsonl" in (board_dir / "broken" / TASKS[0] / rundirs.PAIR_LOG).read_text()
-    # each failure says why in its line, retried once first
+    # each failure says why in its line, and is not retried: a missing file stays missing
     failures = [line for line in leaderboard["resume_log"].splitlines() if "FAILED" in line]
-    assert len(failures) == 4 and all("FileNotFoundError" in line for line in failures)
-    assert sum("will retry" in line for line in failures) == 2
+    assert len(failures) == 2 and all("FileNotFoundError" in line for line in failures)
+    assert not any("will retry" in line for line in failures)
+    assert all("not retried" in line for line in failures)
     # the model was loaded once for both tasks of a checkpoint
     assert len(rundirs.read_workers(board_dir / "solutions")) == 1
     assert json.loads((board_dir / "qwen" / rundirs.CHECKPOINT_FILE).read_text())["model"] == "replay"
@@ -282,7 +283,7 @@ def test_a_checkpoint_directory_of_another_model_is_refused(tmp_path, caplog):
     changed = [{**first[0], "model_args": "pretrained=step2000"}, first[1]]
     with caplog.at_level(logging.ERROR, logger="evalpack.commands.leaderboard"):
         outcome = board_run.run_leaderboard(changed, entries, tmp_path, [])
-    assert outcome == {"done": ["b/t"], "ran": [], "failed": ["a/t"]}
+    assert outcome == {"done": ["b/t"], "ran": [], "failed": ["a/t"], "cannot": []}
     assert "pretrained=step1000" in caplog.text and "new name" in caplog.text
     recorded = json.loads((tmp_path / "a" / rundirs.CHECKPOINT_FILE).read_text())
     assert recorded == first[0]  # the directory still describes what it holds

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from ..core.resources import suites_file, tasks_dir
+from ..core.yaml_files import read_yaml
 
 log = logging.getLogger("evalpack.catalog")
 
@@ -107,7 +108,7 @@ def load_suites(user_file: str | None = None) -> dict[str, dict]:
     """Built-in suites, then the user's file on top (same name: the user's suite wins)."""
     suites = yaml.safe_load(suites_file().read_text(encoding="utf-8"))
     if user_file:
-        suites.update(yaml.safe_load(Path(user_file).read_text(encoding="utf-8")) or {})
+        suites.update(read_yaml(user_file) or {})
     for name, suite in suites.items():
         if not isinstance(suite, dict) or not isinstance(suite.get("tasks"), list):
             raise TypeError(f"suite {name!r}: needs a `tasks` list")

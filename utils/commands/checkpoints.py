@@ -5,6 +5,7 @@
         model: vllm                    # an lm-eval or evalpack model name
         model_args: {pretrained: /ckpt/sft-math, tensor_parallel_size: 2}   # or "k=v,..."
         resources: {num_gpus: 2}       # optional, for --executor ray (see executors)
+        gen_kwargs: {temperature: 0.6} # optional, this checkpoint's generation settings
 
 Every problem is one line naming the file and checkpoint; all of them are reported at once.
 A backend class may define `model_args_problems(args: dict) -> list[str]` (a classmethod) to
@@ -16,14 +17,14 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from pathlib import Path
 
-import yaml
-
+from ..core.yaml_files import read_yaml
+from ..models.arguments import known_model_args
 from ..models.registry import register
+from .gen_settings import gen_kwargs_problems, misplaced
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-KEYS = ("name", "model", "model_args", "resources")
+KEYS = ("name", "model", "model_args", "resources", "gen_kwargs")
 
 
 class CheckpointsError(ValueError):
@@ -63,6 +64,11 @@ def model_problems(model: str, model_args) -> list[str]:
     ]
     missing = [name for name in required if name not in (model_args or {})]
     problems = [f"model {model!r} needs model_args {', '.join(missing)}"] if missing else []
+    accepted = known_model_args(cls)
+    if accepted is not None:  # the pack's backends: every key they take is known here
+        problems += [f"model {model!r} takes no model_args {key!r}{did_you_mean(key, accepted)}"
+                     f"{misplaced(key)}; it takes: {', '.join(sorted(accepted))}"
+                     for key in model_args or {} if key not in accepted]
     # a backend may check its arguments further (which combinations it needs)
     check = getattr(cls, "model_args_problems", None)
     return problems + (list(check(dict(model_args or {}))) if callable(check) else [])
@@ -72,8 +78,10 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
     """What is wrong with one checkpoint entry (empty when nothing is)."""
     if not isinstance(ckpt, dict):
         return ["needs a mapping {name, model, model_args}"]
-    problems = [f"unknown key {key!r}{did_you_mean(str(key), KEYS)}; known: {', '.join(KEYS)}"
-                for key in ckpt if key not in KEYS]
+    problems = [f"unknown key {key!r}{did_you_mean(str(key), KEYS)}{misplaced(key)}; known: "
+                f"{', '.join(KEYS)}" for key in ckpt if key not in KEYS]
+    if "gen_kwargs" in ckpt:
+        problems += gen_kwargs_problems(ckpt["gen_kwargs"])
     name = str(ckpt.get("name", ""))
     if "name" not in ckpt:
         problems.append("needs `name`")
@@ -98,7 +106,10 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
 
 def load_checkpoints(models_file: str) -> list[dict]:
     """The checkpoints of a models YAML; `CheckpointsError` lists every problem found."""
-    config = yaml.safe_load(Path(models_file).read_text(encoding="utf-8")) or {}
+    try:
+        config = read_yaml(models_file) or {}
+    except ValueError as exc:
+        raise CheckpointsError([str(exc)]) from None
     checkpoints = config.get("checkpoints") if isinstance(config, dict) else None
     if not isinstance(checkpoints, list) or not checkpoints:
         raise CheckpointsError([f"{models_file}: needs a non-empty `checkpoints` list"])

@@ -4,7 +4,8 @@ Per doc scores come from the sample logs (`--log_samples`): the primary metric o
 the primary filter, paired by (task, doc_id, doc_hash), so a doc is only compared with itself.
 A group is compared the way lm-eval aggregates it: each member task is a stratum, weighted by
 its size (`weight_by_size: true`, lm-eval's default) or equally. The interval is
-`scoring.paired`'s bootstrap, in percentage points.
+`scoring.paired`'s bootstrap, in percentage points; significance is its sign-flip test (n, p
+shown), valid however few the docs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ..core.data import read_jsonl
 from ..scoring.paired import doc_score, paired_bootstrap, paired_differences
 from . import catalog
 
-METHOD = "paired bootstrap over docs (10,000 resamples), 95% percentile interval"
+METHOD = ("paired bootstrap over docs (10,000 resamples), 95% percentile interval; * when a "
+          "paired sign-flip test gives p < 0.05 (exact up to 16 docs that differ)")
 
 
 def doc_scores(samples_file: Path, metric: str, filt: str) -> dict[tuple, float]:

@@ -104,6 +104,23 @@ def quiet_lm_eval(requested: list[str], pack_cached_model: bool) -> None:
         cache_notes = _Drop(lambda r: "Caching will not be performed" in str(r.msg)
                             or str(r.msg).startswith("Cached requests:"))
         logging.getLogger("lm_eval.api.model").addFilter(cache_notes)
+    import lm_eval.evaluator
+
+    lm_eval.evaluator.get_git_commit_hash = quiet_git_hash
+
+
+def quiet_git_hash() -> str | None:
+    """lm-eval's `git describe` for the results file, without git's "fatal: not a git
+    repository" on the console when the run is not inside one."""
+    import subprocess
+
+    try:
+        return subprocess.check_output(["git", "describe", "--always"],
+                                       stderr=subprocess.DEVNULL, text=True).strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        from lm_eval.loggers.utils import get_commit_from_path
+
+        return get_commit_from_path(os.getcwd())  # as lm-eval falls back
 
 
 def caches_itself(model: str | None) -> bool:

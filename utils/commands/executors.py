@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .catalog import task_flags
+from .gen_settings import gen_kwargs_flags
 from .rundirs import COMPLETION_LOG, POOLED, WORKER_LOG, lm_eval_command
 
 # backends that run the model in the worker's own process, on one GPU unless told otherwise
@@ -55,7 +56,8 @@ def unit_spec(unit: Unit, output: Path, extra: list[str]) -> dict:
     pairs = []
     for entry in unit.entries:
         pair_dir = ckpt_dir / entry["task"]
-        entry = {**entry, "args": [*entry.get("args", []), *extra]}
+        entry = {**entry, "args": [*entry.get("args", []), *extra,
+                                   *gen_kwargs_flags(unit.checkpoint)]}
         pairs.append({
             "task": entry["task"],
             "dir": str(pair_dir),

@@ -16,6 +16,7 @@ from pathlib import Path
 from .executors import Unit
 from .progress import Progress
 from .ray_dispatch import make_executor
+from .retries import retryable_reason
 from .rundirs import (
     CHECKPOINT_FILE,
     DONE_MARKER,
@@ -27,7 +28,8 @@ from .rundirs import (
 )
 
 log = logging.getLogger("evalpack.leaderboard")
-IDENTITY = ("name", "model", "model_args")  # what a checkpoint directory is claimed for
+# what a checkpoint directory is claimed for (other settings, other completions)
+IDENTITY = ("name", "model", "model_args", "gen_kwargs")
 
 
 class Interrupted(Exception):
@@ -73,14 +75,10 @@ class Board:
         self.output, self.max_retries = output, max_retries
         self.progress, self.outcome = progress, outcome
         self.reported: set[tuple] = set()
+        self.final: set[tuple] = set()  # (checkpoint, task) failed for good: not retried
 
     def pair_dir(self, unit: Unit, entry: dict) -> Path:
         return self.output / unit.name / entry["task"]
-
-    def retry_note(self, unit: Unit) -> str:
-        if unit.attempt > self.max_retries:
-            return ""
-        return f" (attempt {unit.attempt} of {self.max_retries + 1}, will retry)"
 
     def report_markers(self, units: list[Unit]) -> None:
         """A line for every pair of `units` that finished or failed since the last look."""
@@ -98,17 +96,27 @@ class Board:
                 elif (folder / FAILED_MARKER).is_file():
                     self.reported.add(key)
                     reason = (folder / FAILED_MARKER).read_text(encoding="utf-8").strip()
-                    self.failed(unit, entry, reason or reason_line(folder / PAIR_LOG))
+                    reason = reason or reason_line(folder / PAIR_LOG)
+                    self.failed(unit, entry, reason, retryable_reason(reason))
 
-    def failed(self, unit: Unit, entry: dict, reason: str) -> None:
-        note = self.retry_note(unit)
-        if not note:
+    def failed(self, unit: Unit, entry: dict, reason: str, transient: bool = True) -> None:
+        """A failed pair: retried while attempts are left if its cause may be `transient`
+        (`retries`), else failed for good now."""
+        if not transient:
+            self.final.add((unit.name, entry["task"]))
+            note = " (not retried: a retry would fail the same way)"
+        elif unit.attempt <= self.max_retries:
+            note = f" (attempt {unit.attempt} of {self.max_retries + 1}, will retry)"
+        else:
+            note = ""
+        if "will retry" not in note:
             self.outcome["failed"].append(f"{unit.name}/{entry['task']}")
         self.progress.failed(pair_name(unit.checkpoint, entry), reason, note)
 
     def settle(self, unit: Unit, error: str | None) -> Unit | None:
         """After a unit ended: report pairs it left without a marker; the retry, if any."""
-        unfinished = [e for e in unit.entries if not pair_is_done(self.pair_dir(unit, e))]
+        unfinished = [e for e in unit.entries if not pair_is_done(self.pair_dir(unit, e))
+                      and (unit.name, e["task"]) not in self.final]
         unmarked = [e for e in unfinished if (unit.name, e["task"], unit.attempt)
                     not in self.reported]
         for number, entry in enumerate(unmarked):
@@ -127,9 +135,10 @@ class Board:
 
 
 def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
-                  outcome: dict) -> list[Unit]:
-    """One unit per checkpoint with unfinished pairs; finished and refused pairs go straight
-    into `outcome`."""
+                  outcome: dict, cannot: dict | None = None) -> list[Unit]:
+    """One unit per checkpoint with unfinished pairs; finished and refused pairs, and those the
+    plan found cannot run (`cannot`: {(checkpoint, task): reason}), go straight into
+    `outcome`."""
     units = []
     for ckpt in checkpoints:
         ckpt_dir = output / ckpt["name"]
@@ -147,6 +156,8 @@ def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
             if pair_is_done(ckpt_dir / entry["task"]):
                 log.info("%s: finished earlier, skipped", pair_name(ckpt, entry))
                 outcome["done"].append(f"{ckpt['name']}/{entry['task']}")
+            elif (ckpt["name"], entry["task"]) in (cannot or {}):
+                outcome["cannot"].append(f"{ckpt['name']}/{entry['task']}")
             else:
                 pending.append(entry)
         if pending:
@@ -157,14 +168,17 @@ def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
 def run_leaderboard(
     checkpoints: list[dict], entries: list[dict], output: Path, extra: list[str],
     executor: str = "local", address: str | None = None, max_retries: int = 2,
+    cannot: dict | None = None,
 ) -> dict[str, list[str]]:
-    """Every pair not yet finished; returns the pairs `done` (before), `ran` and `failed`.
-    Raises `Interrupted` (naming the running pairs) on Ctrl-C, after stopping the workers."""
-    outcome: dict[str, list[str]] = {"done": [], "ran": [], "failed": []}
-    queue = pending_units(checkpoints, entries, output, outcome)
+    """Every pair not yet finished and not in `cannot` (the plan's pairs that cannot run);
+    returns the pairs `done` (before), `ran`, `failed` and `cannot`. Raises `Interrupted`
+    (naming the running pairs) on Ctrl-C, after stopping the workers."""
+    outcome: dict[str, list[str]] = {"done": [], "ran": [], "failed": [], "cannot": []}
+    queue = pending_units(checkpoints, entries, output, outcome, cannot)
     if not queue:
         return outcome
-    settled = len(outcome["done"]) + len(outcome["failed"])  # finished earlier, or refused
+    # finished earlier, refused, or cannot run
+    settled = len(outcome["done"]) + len(outcome["failed"]) + len(outcome["cannot"])
     progress = Progress(len(checkpoints) * len(entries), settled)
     board = Board(output, max_retries, progress, outcome)
     runner = None

@@ -45,7 +45,7 @@ class Progress:
         self.line(logging.INFO, f"{pair}: finished{took} on {node}")
 
     def failed(self, pair: str, reason: str, retry: str) -> None:
-        """A pair that failed; `retry` says whether it will be tried again."""
-        if not retry:
+        """A pair that failed; `retry` says whether it will be tried again (or why not)."""
+        if "will retry" not in retry:
             self.done += 1
         self.line(logging.ERROR, f"{pair}: FAILED: {reason}{retry}")

@@ -14,6 +14,7 @@ import logging
 from pathlib import Path
 
 from .executors import LocalExecutor, Unit, resources_for, start_worker, stop, unit_spec
+from .ray_address import address_problem
 
 log = logging.getLogger("evalpack.leaderboard")
 
@@ -63,6 +64,9 @@ class RayExecutor:
     def __init__(self, output: Path, extra: list[str], address: str | None) -> None:
         self.ray = import_ray()
         self.output, self.extra = output, extra
+        problem = None if self.ray.is_initialized() else address_problem(address)
+        if problem:  # Ray would retry it for minutes
+            raise ValueError(problem)
         if not self.ray.is_initialized():
             self.ray.init(address=address or "auto", log_to_driver=False,
                           logging_level=logging.WARNING)

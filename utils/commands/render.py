@@ -13,6 +13,7 @@ from pathlib import Path
 from .plots import plots
 
 PARTIAL = "†"
+INCOMPLETE = "‡"
 LEGEND = ("Percent; ± is lm-eval's stderr; (Δ) is percentage points against the reference "
           "row (published figures); the average is over the benchmarks the reference has "
           "(all when there is none), '-' for a checkpoint that lacks one of them.")
@@ -22,9 +23,10 @@ def percent(value: float | None) -> str:
     return "" if value is None else f"{100 * value:.1f}"
 
 
-def score_text(score: dict | None) -> str:
+def score_text(score: dict | None, missing: str = "") -> str:
+    """A score cell; a pair with no score says `failed` or `not run` when the board knows."""
     if score is None:
-        return "-"
+        return ("failed" if missing.startswith("failed") else "not run") if missing else "-"
     text = percent(score["value"])
     if score["stderr"] is not None:
         text += f" ± {percent(score['stderr'])}"
@@ -51,8 +53,10 @@ def comparison_text(comparison: dict) -> str:
     if "delta" not in comparison:
         return f"- ({comparison.get('why', 'no comparison')})"
     star = " *" if comparison["significant"] else ""
+    p = comparison.get("p")
+    p_text = "" if p is None else (", p<0.001" if p < 0.001 else f", p={p:.2g}")
     return (f"{comparison['delta']:+.1f} [{comparison['low']:+.1f}, {comparison['high']:+.1f}]"
-            f"{star} (n={comparison['docs']})")
+            f"{star} (n={comparison['docs']}{p_text})")
 
 
 def baseline_table(report: dict) -> tuple[list[str], list[list[str]]]:
@@ -72,8 +76,15 @@ def preamble(report: dict) -> list[str]:
         for s in row["scores"].values())]
     if partial:
         lines.append(f"{PARTIAL} Δ from a partial run ({', '.join(partial)} did not score every "
-                     "doc, e.g. --limit): not comparable with the published figure; see "
+                     "doc of the benchmark: --limit, or a sample of its data): not comparable "
+                     "with the published figure; see "
                      "\"Docs scored\".")
+    left_out = (report.get("average") or {}).get("left_out")
+    if left_out:
+        lines.append(f"{INCOMPLETE} the average leaves out {', '.join(left_out)} (no checkpoint "
+                     "has a score): it is not the average over the whole suite.")
+    lines += [f"{row['checkpoint']} x {task}: {why}" for row in report["rows"]
+              for task, why in row.get("missing", {}).items() if why != "not run"]
     return lines
 
 
@@ -86,9 +97,11 @@ def leaderboard_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the main table, the reference row last."""
     avg = report.get("average") or {"tasks": [], "rows": {}, "reference": None}
     header = ["checkpoint"] + [f"{c['label']} ({c['metric']})" for c in report["columns"]]
-    header.append(f"average of {len(avg['tasks'])}")
+    header.append(f"average of {len(avg['tasks'])}" + (INCOMPLETE if avg.get("left_out") else ""))
     rows = [
-        [row["checkpoint"]] + [score_text(row["scores"][c["task"]]) for c in report["columns"]]
+        [row["checkpoint"]] + [score_text(row["scores"][c["task"]],
+                                          row.get("missing", {}).get(c["task"], ""))
+                               for c in report["columns"]]
         + [percent(avg["rows"].get(row["checkpoint"])) or "-"]
         for row in report["rows"]
     ]

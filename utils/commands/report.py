@@ -21,11 +21,12 @@ import json
 import logging
 from pathlib import Path
 
-import yaml
-
 from ..core.data import read_jsonl
+from ..core.yaml_files import read_yaml
 from . import catalog
 from .compare import compare
+from .coverage import board_plan, failed_pair, gaps, keep_checkpoints, pair_failure
+from .outcome import primary_metric
 from .render import write_report
 from .rundirs import CHECKPOINT_FILE, requested_tasks, results_files
 
@@ -34,30 +35,6 @@ DEFAULT_REFERENCE_MODEL = "Tulu-3-8B-SFT"
 
 
 # --- reading ------------------------------------------------------------------------------------
-
-
-def first_metric(available: dict) -> tuple[str, str]:
-    """(metric, filter) of the first metric a result reports: for tasks that declare none."""
-    for key in available:
-        if "," in key and "_stderr," not in key:
-            metric, filt = key.split(",", 1)
-            return metric, filt
-    return "", ""
-
-
-def primary_metric(task: str, available: dict) -> tuple[str, str, str]:
-    """(metric, filter, label) for a task, from its YAML metadata (a group member: its group's
-    metric, under its own name); for a task that declares none (not one of the pack's), its
-    first reported metric and its own name."""
-    declared = catalog.facts(task)
-    if "primary" in declared:
-        return declared["primary"]["metric"], declared["primary"]["filter"], declared.get(
-            "label", task)
-    group = catalog.group_of(task)
-    primary = catalog.facts(group).get("primary") if group else None
-    if primary:
-        return primary["metric"], primary["filter"], task
-    return (*first_metric(available), task)
 
 
 def described_name(results_file: Path, root: Path) -> str | None:
@@ -109,8 +86,12 @@ def collect(sources: list[str]) -> dict:
                     f"checkpoint {name!r} is in both {origin[name]} and {source}: name them "
                     f"(a={origin[name].split('=')[-1]} b={root}) to tell their rows apart")
             data = json.loads(results_file.read_text(encoding="utf-8"))
-            ckpt = checkpoints.setdefault(
-                name, {"results": {}, "top": [], "samples": {}, "docs": {}})
+            ckpt = checkpoints.setdefault(name, new_checkpoint())
+            failure = failed_pair(results_file)
+            if failure:  # a failed leaderboard pair's results are no scores
+                ckpt["failed"].update({task: failure for task in requested_tasks(data)})
+                ckpt["top"] += [t for t in requested_tasks(data) if t not in ckpt["top"]]
+                continue
             ckpt["results"].update(data["results"])
             ckpt["top"] += [t for t in requested_tasks(data) if t not in ckpt["top"]]
             add_docs(ckpt, data)
@@ -119,7 +100,27 @@ def collect(sources: list[str]) -> dict:
                 samples = results_file.with_name(f"samples_{task}_{stamp}.jsonl")
                 if samples.is_file():
                     ckpt["samples"][task] = samples
+        add_plan(checkpoints, board_plan(root), label, root)
     return checkpoints
+
+
+def new_checkpoint() -> dict:
+    return {"results": {}, "top": [], "samples": {}, "docs": {}, "failed": {}, "plan": {}}
+
+
+def add_plan(checkpoints: dict, plan: dict | None, label: str | None, root: Path) -> None:
+    """A board's plan: every suite member becomes a column of its checkpoints, in the suite's
+    order (so members that never ran are shown), with the reason a pair could not run or, for
+    a pair that failed before lm-eval saved anything, why it failed."""
+    for ckpt_name, statuses in (plan or {}).get("pairs", {}).items():
+        ckpt = checkpoints.setdefault(f"{label}/{ckpt_name}" if label else ckpt_name,
+                                      new_checkpoint())
+        ckpt["plan"] = statuses
+        for task in statuses:
+            failure = pair_failure(root / ckpt_name / task)
+            if failure and task not in ckpt["results"]:
+                ckpt["failed"].setdefault(task, failure)
+        ckpt["top"] = [*plan["tasks"], *(t for t in ckpt["top"] if t not in plan["tasks"])]
 
 
 # --- references ---------------------------------------------------------------------------------
@@ -144,7 +145,7 @@ def load_reference(choice: str | None, tasks: list[str]) -> dict | None:
         return None
     if choice is None or not Path(choice).suffix:
         return published_reference(choice or DEFAULT_REFERENCE_MODEL, tasks)
-    reference = yaml.safe_load(Path(choice).read_text(encoding="utf-8"))
+    reference = read_yaml(choice)
     if not isinstance(reference, dict) or not isinstance(reference.get("scores"), dict):
         raise TypeError(f"{choice}: a reference needs `name` and `scores: {{task: {{value}}}}`")
     return reference
@@ -198,8 +199,16 @@ def cell(ckpt: dict, column: dict, reference: dict | None) -> dict | None:
         "stderr": stderr if isinstance(stderr, (int, float)) else None,
         "delta": round(100 * value - ref["value"], 10) if usable else None,
         **docs,
-        "comparable": docs["scored"] is not None and docs["scored"] == docs["total"],
+        "comparable": comparable(docs, catalog.facts(column["task"]).get("docs")),
     }
+
+
+def comparable(docs: dict, full: int | None) -> bool:
+    """Whether a score covers the benchmark the published figures are on: every doc of its
+    data scored (no `--limit`), and as many docs as the benchmark declares (`metadata.docs`),
+    so a sample in a mirror (the demo's 15 MATH problems) is not compared as the whole."""
+    return docs["scored"] is not None and docs["scored"] == docs["total"] and (
+        full is None or docs["total"] == full)
 
 
 def subtask_scores(checkpoints: dict, column: dict) -> dict:
@@ -315,18 +324,22 @@ def present_reference(reference: dict | None, columns: list[dict]) -> dict | Non
 
 def average(rows: list[dict], reference: dict | None, columns: list[dict]) -> dict:
     """Each row's mean primary score (0..1) over the benchmarks the reference has (all when
-    there is none), and the reference's (percent) over the same: None for a row that lacks
-    one of them, so an average never mixes different benchmark sets."""
+    there is none) that some row scored, and the reference's (percent) over the same: None for
+    a row that lacks one of them, so an average never mixes different benchmark sets.
+    `left_out` names the benchmarks no row scored: the average is then not the suite's."""
     ref_scores = (reference or {}).get("scores", {})
-    tasks = [c["task"] for c in columns if c["task"] in ref_scores] if ref_scores else [
+    wanted = [c["task"] for c in columns if c["task"] in ref_scores] if ref_scores else [
         c["task"] for c in columns]
+    tasks = [t for t in wanted if any(row["scores"][t] for row in rows)]
     values = {}
     for row in rows:
         scores = [row["scores"][t] for t in tasks]
         values[row["checkpoint"]] = (sum(s["value"] for s in scores) / len(scores)
                                      if tasks and all(scores) else None)
-    ref_avg = sum(ref_scores[t]["value"] for t in tasks) / len(tasks) if ref_scores else None
-    return {"tasks": tasks, "rows": values, "reference": ref_avg}
+    ref_avg = (sum(ref_scores[t]["value"] for t in tasks) / len(tasks)
+               if ref_scores and tasks else None)
+    return {"tasks": tasks, "rows": values, "reference": ref_avg,
+            "left_out": [t for t in wanted if t not in tasks]}
 
 
 def build_report(checkpoints: dict, reference: dict | None, title: str,
@@ -334,8 +347,10 @@ def build_report(checkpoints: dict, reference: dict | None, title: str,
     """Plain data for every output format."""
     columns = columns_for(checkpoints)
     reference = present_reference(reference, columns)
+    missing = gaps(checkpoints, columns)
     rows = [
-        {"checkpoint": name, "scores": {c["task"]: cell(ckpt, c, reference) for c in columns}}
+        {"checkpoint": name, "scores": {c["task"]: cell(ckpt, c, reference) for c in columns},
+         "missing": missing.get(name, {})}
         for name, ckpt in checkpoints.items()
     ]
     return {
@@ -351,7 +366,7 @@ def build_report(checkpoints: dict, reference: dict | None, title: str,
 
 def report_command(args) -> int:
     """`evalpack report DIR... --output OUT`."""
-    checkpoints = collect(args.dirs)
+    checkpoints = keep_checkpoints(collect(args.dirs), getattr(args, "checkpoints", None))
     tasks = [t for ckpt in checkpoints.values() for t in ckpt["top"]]
     report = build_report(checkpoints, load_reference(args.reference, tasks), args.title,
                           getattr(args, "baseline", None))

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ..core.data import read_jsonl
 from ..models.replay import loglikelihood_rows
+from .outcome import run_problem
+from .plan import PLAN_FILE
 from .rundirs import (
     CHECKPOINT_FILE,
     PAIR_LOG,
@@ -86,12 +88,19 @@ def rescore_results(results_file: Path, output: Path) -> bool:
     command = lm_eval_command(
         "replay", {"completions": str(completions)}, replay_flags(results), output
     )
-    return run_logged(command, output / PAIR_LOG) == 0
+    if run_logged(command, output / PAIR_LOG) != 0:
+        return False
+    problem = run_problem(output)  # a primary metric that is NaN is no rescored run
+    if problem:
+        with open(output / PAIR_LOG, "a", encoding="utf-8") as fh:
+            fh.write(f"evalpack rescore: error: {problem}\n")
+    return problem is None
 
 
 def rescore(source: Path, output: Path) -> list[Path]:
     """Rescore every run under `source` into the same layout under `output`; the runs that
-    failed. Checkpoint descriptions are copied so that `report` names rows the same way."""
+    failed. Checkpoint descriptions (and a board's plan) are copied so that `report` names rows
+    the same way and shows the same suite."""
     failed = []
     files = results_files(source)
     if not files:
@@ -104,7 +113,7 @@ def rescore(source: Path, output: Path) -> list[Path]:
             log.error("rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log),
                       pair_log)
             failed.append(results_file)
-    for description in source.rglob(CHECKPOINT_FILE):
+    for description in [*source.rglob(CHECKPOINT_FILE), *source.glob(PLAN_FILE)]:
         target = output / description.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(description.read_bytes())

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 import textwrap
 from pathlib import Path
 
 from lm_eval._cli.subcommand import SubCommand
 
-from . import catalog, leaderboard, report, rescore
+from . import catalog, leaderboard, plan, report, rescore
 from . import checkpoints as checkpoints_file
 
 log = logging.getLogger("evalpack")
@@ -32,11 +33,14 @@ class PackCommand(SubCommand):
         super().__init__(*args, **kwargs)
         self._parser = subparsers.add_parser(
             self.name, help=self.help, description=self.help,
-            epilog="examples:\n" + textwrap.indent(textwrap.dedent(self.examples).strip(), "  "),
+            epilog=self.epilog_text(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         self._add_args()
         self._parser.set_defaults(func=self._execute, pack_command=self.name)
+
+    def epilog_text(self) -> str:
+        return "examples:\n" + textwrap.indent(textwrap.dedent(self.examples).strip(), "  ")
 
     def _execute(self, args: argparse.Namespace) -> int:
         return args.handler(args)
@@ -69,30 +73,52 @@ class Leaderboard(PackCommand):
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev_core --output board
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --tasks gsm8k_tulu \\
             --limit 50 --output board -- --batch_size 8
+        evalpack leaderboard check --models models.yaml --suite tulu_3_dev --output board
+        evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output board --strict
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output /shared/board \\
             --executor ray --address auto       # see docs/leaderboards.md
+        # a first leaderboard, step by step: docs/first_leaderboard.md
     """
 
     def _add_args(self) -> None:
         actions = self._parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         run = actions.add_parser(
             "run", help="every (checkpoint, task) pair not yet finished",
-            epilog="Extra lm-eval flags for every pair go after `--`.")
-        run.add_argument("--models", required=True,
-                         help="YAML: checkpoints: [{name, model, model_args, resources}]")
-        run.add_argument("--suite", required=True, help="suite name (see `evalpack suite list`)")
-        run.add_argument("--suites", help="YAML file with your own suites")
-        run.add_argument("--tasks", help="comma-separated subset of the suite's tasks")
-        run.add_argument("--output", default="leaderboard",
-                         help="leaderboard directory (with Ray: a folder every node sees)")
-        run.add_argument("--limit", type=int, help="lm-eval --limit (docs per task)")
-        run.add_argument("--executor", choices=("local", "ray"), default="local",
-                         help="local: one checkpoint at a time here (default); ray: every "
-                              "checkpoint as a Ray task with its resources")
-        run.add_argument("--address", help="Ray cluster address: auto (default) or ray://HOST:PORT")
-        run.add_argument("--max_retries", type=int, default=2,
-                         help="times a failed or lost checkpoint's unfinished pairs are retried")
+            description="Prints the plan (checkpoint x task: will run, finished earlier, "
+                        "cannot run and why), then runs the pairs that can run.",
+            epilog="Extra lm-eval flags for every pair go after `--`.\n\n" + self.epilog_text(),
+            formatter_class=argparse.RawDescriptionHelpFormatter)
+        check = actions.add_parser(
+            "check", help="print the plan only (what would run, what cannot and why)",
+            epilog="Exits 1 when a pair cannot run.\n\n" + self.epilog_text(),
+            formatter_class=argparse.RawDescriptionHelpFormatter)
+        run.add_argument("--dry_run", action="store_true",
+                         help="print the plan and stop (as `leaderboard check`)")
+        run.add_argument("--strict", action="store_true",
+                         help="a pair that cannot run is an error before anything starts")
         run.set_defaults(handler=leaderboard_run)
+        check.set_defaults(handler=leaderboard_run, dry_run=True, strict=False)
+        for parser in (run, check):
+            add_board_args(parser)
+
+
+def add_board_args(run: argparse.ArgumentParser) -> None:
+    """The arguments `leaderboard run` and `leaderboard check` share."""
+    run.add_argument("--models", required=True,
+                     help="YAML: checkpoints: [{name, model, model_args, resources}]")
+    run.add_argument("--suite", required=True, help="suite name (see `evalpack suite list`)")
+    run.add_argument("--suites", help="YAML file with your own suites")
+    run.add_argument("--tasks", help="comma-separated subset of the suite's tasks")
+    run.add_argument("--output", default="leaderboard",
+                     help="leaderboard directory (with Ray: a folder every node sees)")
+    run.add_argument("--limit", type=int, help="lm-eval --limit (docs per task)")
+    run.add_argument("--executor", choices=("local", "ray"), default="local",
+                     help="local: one checkpoint at a time here (default); ray: every "
+                          "checkpoint as a Ray task with its resources")
+    run.add_argument("--address", help="Ray cluster address: auto (default) or ray://HOST:PORT")
+    run.add_argument("--max_retries", type=int, default=2,
+                     help="times a failed or lost checkpoint's unfinished pairs are "
+                          "retried (failures a retry cannot fix are not)")
 
 
 class Rescore(PackCommand):
@@ -117,6 +143,7 @@ class Report(PackCommand):
         evalpack report sft=runs/sft dpo=runs/dpo --reference Tulu-3-8B-DPO
         evalpack report board --reference my_reference.yaml   # or --reference none
         evalpack report board --baseline base-sft      # paired Δ vs your checkpoint base-sft
+        evalpack report board --checkpoints models.yaml  # only this models.yaml's rows
     """
 
     def _add_args(self) -> None:
@@ -131,6 +158,9 @@ class Report(PackCommand):
         self._parser.add_argument(
             "--baseline", help="a checkpoint of the report: every other one gets its difference "
                                "from it per task, with a paired 95%% confidence interval")
+        self._parser.add_argument(
+            "--checkpoints", help="only these rows: comma-separated names, or a models.yaml "
+                                  "(its checkpoints; leaves out folders of earlier ones)")
         self._parser.add_argument("--title", default="evalpack leaderboard")
         self._parser.set_defaults(handler=report.report_command)
 
@@ -167,26 +197,49 @@ def leaderboard_run(args: argparse.Namespace) -> int:
     only = args.tasks.split(",") if args.tasks else None
     entries = catalog.suite_tasks(catalog.load_suites(args.suites), args.suite, only)
     extra = (["--limit", str(args.limit)] if args.limit is not None else []) + args.lm_eval_args
+    board = plan.make_plan(checkpoints, entries, Path(args.output), extra,
+                           local=args.executor == "local")
+    sys.stdout.write(plan.render(board))
+    sys.stdout.flush()
+    cannot = plan.cannot_run(board)
+    if args.dry_run:
+        return 1 if cannot else 0
+    if cannot and args.strict:
+        sys.stderr.write(f"evalpack leaderboard: error: {len(cannot)} pairs cannot run (listed "
+                         "above); --strict starts nothing\n")
+        return 2
+    plan.save(board, Path(args.output), args.suite)
+    signal.signal(signal.SIGTERM, terminate_as_interrupt)  # stop the workers, say how to resume
     try:
         outcome = leaderboard.run_leaderboard(
             checkpoints, entries, Path(args.output), extra, executor=args.executor,
-            address=args.address, max_retries=args.max_retries)
+            address=args.address, max_retries=args.max_retries, cannot=cannot)
     except (KeyboardInterrupt, leaderboard.Interrupted) as exc:
         where = f"during {exc}" if str(exc) else "before any pair started"
         sys.stderr.write(f"evalpack leaderboard: interrupted {where}; finished pairs are kept, "
                          "rerun the same command to resume\n")
         return 130
+    for (ckpt, task), reason in cannot.items():
+        log.error("%s x %s: not started: %s", ckpt, task, reason)
     log.info(
-        "leaderboard %s: %d pairs finished earlier, %d ran, %d failed%s",
+        "leaderboard %s: %d pairs finished earlier, %d ran, %d failed%s, %d could not run",
         args.output, len(outcome["done"]), len(outcome["ran"]), len(outcome["failed"]),
-        f" ({', '.join(sorted(outcome['failed']))})" if outcome["failed"] else "",
+        f" ({', '.join(sorted(outcome['failed']))})" if outcome["failed"] else "", len(cannot),
     )
-    return 1 if outcome["failed"] else 0
+    return 1 if outcome["failed"] or cannot else 0
+
+
+def terminate_as_interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def rescore_run(args: argparse.Namespace) -> int:
     source = Path(args.dir)
     output = Path(args.output) if args.output else source.with_name(source.name + "_rescored")
     failed = rescore.rescore(source, output)
+    if failed:
+        log.error("rescoring failed for %d run(s) (listed above); the others are under %s",
+                  len(failed), output)
+        return 1
     log.info("rescored runs written under %s", output)
-    return 1 if failed else 0
+    return 0

@@ -36,6 +36,7 @@ from lm_eval.utils import simple_parse_args_string
 from ..models.registry import register
 from ..models.resume import CompletionLog, ResumableLM
 from . import cli
+from .outcome import run_problem
 from .rundirs import (
     DONE_MARKER,
     FAILED_MARKER,
@@ -43,7 +44,7 @@ from .rundirs import (
     POOLED,
     WORKERS_LOG,
     clear_unfinished,
-    results_files,
+    error_line,
 )
 
 PR_SET_PDEATHSIG = 1
@@ -130,8 +131,12 @@ def run_pair(pair: dict, node: str) -> tuple[bool, str]:
     except Exception as exc:  # noqa: BLE001  (a pair's failure must not end the unit)
         traceback.print_exc()
         return False, reason_of(exc)
-    if not results_files(pair_dir):
-        return False, "lm-eval saved no results"
+    problem = run_problem(pair_dir)  # no results, or a primary metric that is NaN
+    if problem:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logged = error_line(pair_dir / PAIR_LOG)
+        return False, problem + (f"; log: {logged}" if logged else "")
     return True, ""
 
 

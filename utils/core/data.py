@@ -36,6 +36,13 @@ def mirror_file(data_dir: str | Path, path: str, name: str | None, split: str) -
     return Path(data_dir) / hub_dir(path) / (name or "default") / f"{split}.jsonl"
 
 
+def one_level_down(data_dir: str | Path, path: str) -> str:
+    """For a dataset missing from the mirror: a hint when a folder inside it holds the dataset
+    (EVALPACK_DATA_DIR set one level too high), else ""."""
+    found = sorted(Path(data_dir).glob(f"*/{hub_dir(path)}"))
+    return f" (it is in {found[0].parent}: set {DATA_DIR_ENV} to that folder)" if found else ""
+
+
 def numbered_jsonl(file: str | Path) -> list[tuple[int, dict]]:
     """(line number, row) for each row of a JSONL file, blank lines skipped; a bad line is a
     `DataError` naming the file and line number."""
@@ -72,7 +79,7 @@ def load_split(path: str, name: str | None, split: str) -> datasets.Dataset:
         if not file.is_file():
             raise DataError(
                 f"{DATA_DIR_ENV}={data_dir}: no file for dataset {path!r} config {name!r} "
-                f"split {split!r}; looked for {file}"
+                f"split {split!r}; looked for {file}{one_level_down(data_dir, path)}"
             )
         rows = read_jsonl(file)
     else:

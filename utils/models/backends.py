@@ -151,6 +151,7 @@ class AnswerServer(GenerationOnly, ServedGeneration, LM):
         self.extra_fields = extra_fields
 
     backend_name = "answer-server"
+    takes_any_model_args = True  # unknown ones become extra payload fields
 
     @property
     def tokenizer_name(self) -> str:

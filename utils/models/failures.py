@@ -61,7 +61,10 @@ def fitting_max_tokens(exc: Exception) -> int | None:
 
 
 def retryable(exc: Exception) -> bool:
-    """Everything but a client error (4xx other than 408/429), which a retry won't fix."""
+    """Everything but a client error (4xx other than 408/429) or an answer marked final (one a
+    retry would only repeat, such as a judge that gives no log-probabilities)."""
+    if getattr(exc, "final", False):
+        return False
     response = getattr(exc, "response", None)
     if response is None:
         return True

@@ -181,10 +181,12 @@ class NoLoglikelihood:
 
     def loglikelihood(self, requests_: list, disable_tqdm: bool = False):
         tasks = sorted({r.task_name for r in requests_})
+        more = f" and {len(tasks) - 3} more" if len(tasks) > 3 else ""  # MMLU has 57 subtasks
         name = getattr(self, "backend_name", type(self).__name__)
         raise NotImplementedError(
             f"{name} talks to a chat endpoint, which cannot score given answers: "
-            f"tasks {', '.join(tasks)} need log-likelihoods. Serve the model's /v1/completions "
+            f"tasks {', '.join(tasks[:3])}{more} need log-likelihoods. Serve the model's "
+            "/v1/completions "
             "(vLLM) and use --model evalpack-completions, or lm-eval's hf / vllm models.")
 
     def loglikelihood_rolling(self, requests_: list, disable_tqdm: bool = False):

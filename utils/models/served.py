@@ -48,6 +48,7 @@ from tqdm import tqdm
 from .arguments import backend_label
 from .dispatch import Dispatch, Failed
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
+from .outage import Outage, is_connection_failure
 from .requests import cut_at_stops, repeat_numbers, stop_strings
 
 log = logging.getLogger(__name__)
@@ -124,7 +125,6 @@ def plan_jobs(requests_: list, base_seed: int) -> list[Job]:
     ]
 
 
-
 def sampling_options(gen_kwargs: dict, default_max_tokens: int) -> dict:
     """Generation settings in OpenAI terms (`max_tokens`, `temperature`, extras), reconciled:
     greedy (`do_sample: false`, or temperature 0) is temperature 0 with no sampling knobs."""
@@ -138,7 +138,6 @@ def sampling_options(gen_kwargs: dict, default_max_tokens: int) -> dict:
         for knob in SAMPLING_ONLY:
             options.pop(knob, None)
     return {"max_tokens": int(max_tokens), "temperature": temperature, **options}
-
 
 
 class Pacer:
@@ -186,6 +185,7 @@ class ServedGeneration:
         self.max_model_len = None if max_model_len is None else int(max_model_len)
         self._context_source = "given as max_model_len=" if max_model_len else None
         self._cap_noted = False
+        self.outage = Outage(url)
 
     def build_payload(self, job: Job) -> dict:
         raise NotImplementedError
@@ -217,6 +217,11 @@ class ServedGeneration:
             finally:
                 dispatch.stop()  # after an error too: nothing more is sent
         self._flush_cache()
+        given_up = [exc for _, exc in failures if getattr(exc, "final", False)]
+        if given_up:  # the server is gone: one line, not one per request
+            received = sum(answer is not None for answer in answers)
+            raise ServedRequestError(f"{given_up[0]}; {received} of {len(jobs)} completions "
+                                     f"were received; {self._resume_hint()}")
         if failures:
             raise ServedRequestError(self._failure_message(failures, len(jobs)))
         return answers
@@ -295,13 +300,16 @@ class ServedGeneration:
         job, exc = failures[0]
         kinds = len({error_kind(e) for _, e in failures})
         others = f" ({kinds} different errors; --verbose lists them)" if kinds > 1 else ""
-        resume = ("rerun the same command to send only the failed ones (the others are in the "
-                  "completion cache)" if self.cache_hook.dbdict is not None
-                  else "run with --use_cache <path> to keep completions across reruns")
+        resume = self._resume_hint()
         error = " ".join(str(exc).split())  # one line, whatever the server's body held
         return (f"{len(failures)} of {total} requests to {self.url} failed{others}; first: "
                 f"{job.label}: {error} ({attempts_text(exc)}){refusal_hint(exc, CONTINUE_FIELDS)}; "
                 f"{total - len(failures)} completions were received; {resume}")
+
+    def _resume_hint(self) -> str:
+        return ("rerun the same command to send only the failed ones (the others are in the "
+                "completion cache)" if self.cache_hook.dbdict is not None
+                else "run with --use_cache <path> to keep completions across reruns")
 
     def _answer(self, job: Job, payload: dict, dispatch: Dispatch) -> str:
         """The completion for one job, cut at its stop strings; retried with backoff. The
@@ -310,6 +318,7 @@ class ServedGeneration:
         while True:
             try:
                 answer = self.parse_answer(self._post(payload, dispatch))
+                self.outage.answered()
                 return cut_at_stops(answer, stop_strings(job.gen_kwargs))
             except (requests.RequestException, BadResponse) as exc:
                 exc.attempts, exc.payload_keys = attempt + 1, list(payload)
@@ -319,10 +328,15 @@ class ServedGeneration:
                     self._note_cap(payload["max_tokens"], room, "the server's count")
                     payload = {**payload, "max_tokens": room}
                     continue
+                if self.outage.failed(exc):  # unreachable for too long: nothing more is sent
+                    dispatch.stop()
+                    raise
                 if attempt == self.retries or not retryable(exc):
                     raise
-                log.warning("%s, attempt %d to %s failed (%s); retrying",
-                            job.label, attempt + 1, self.url, exc)
+                # a connection failure is said once, by the outage
+                log.log(logging.DEBUG if is_connection_failure(exc) else logging.WARNING,
+                        "%s, attempt %d to %s failed (%s); retrying",
+                        job.label, attempt + 1, self.url, exc)
             attempt += 1
             dispatch.sleep(self.retry_delay * 2 ** (attempt - 1))
 

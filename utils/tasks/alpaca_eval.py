@@ -29,6 +29,7 @@ from ..scoring.alpaca_judge import (
     judge,
     metric,
 )
+from ..scoring.alpaca_judge.client import unconfigured
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,8 @@ def _mirror_rows(path: str, name: str, split: str) -> list[dict]:
     file = data.mirror_file(os.environ[data.DATA_DIR_ENV], path, name, split)
     if not file.is_file():
         raise data.DataError(f"{data.DATA_DIR_ENV}: no file for dataset {path!r} config "
-                             f"{name!r} split {split!r}; looked for {file}")
+                             f"{name!r} split {split!r}; looked for {file}"
+                             f"{data.one_level_down(os.environ[data.DATA_DIR_ENV], path)}")
     return data.read_jsonl(file)
 
 
@@ -98,7 +100,12 @@ def judge_outputs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     if not docs:
         return []
     outputs = [samples[0] for samples in resps]  # OLMES judges the first sample of a doc
-    client = JudgeClient(JudgeSettings.resolve(json.loads(docs[0]["judge"])))
+    settings = JudgeSettings.resolve(json.loads(docs[0]["judge"]))
+    missing = unconfigured(settings)
+    if missing:  # nothing is sent anywhere; the generations stay for `evalpack rescore`
+        log.error("AlpacaEval not judged: %s", missing)
+        return [_unjudged(doc, output, missing) for doc, output in zip(docs, outputs)]
+    client = JudgeClient(settings)
     try:
         records = judge(docs, outputs, client)
     except JudgeUnavailable as exc:

@@ -80,6 +80,21 @@ class JudgeSettings:
         return cls(**values)
 
 
+OPENAI_URL = JudgeSettings.base_url
+HOW_TO_CONFIGURE = ("AlpacaEval needs a judge: --metadata '{\"judge_base_url\": "
+                    "\"http://HOST:PORT/v1\", \"judge_model\": \"NAME\"}' (a served model that "
+                    "returns logprobs; or EVALPACK_JUDGE_BASE_URL), or OpenAI's API with the key "
+                    "in OPENAI_API_KEY (docs/first_leaderboard.md, \"The judge\")")
+
+
+def unconfigured(settings: JudgeSettings, environ=None) -> str | None:
+    """Why no judge request can be sent (no judge named and no key for OpenAI's), or None."""
+    environ = os.environ if environ is None else environ
+    if settings.base_url.rstrip("/") == OPENAI_URL and not environ.get(settings.api_key_env):
+        return f"no judge configured and no key in {settings.api_key_env}. {HOW_TO_CONFIGURE}"
+    return None
+
+
 def _convert(raw, type_name: str, name: str):
     try:
         if type_name == "int":
@@ -144,8 +159,11 @@ def first_choice(body) -> dict:
         content = choice["logprobs"]["content"]
         assert isinstance(content, list) and content and "top_logprobs" in content[0]
     except (KeyError, IndexError, TypeError, AssertionError):
-        raise BadResponse(f"no choices[0].logprobs.content[0].top_logprobs in "
-                          f"{json.dumps(body)[:200]}") from None
+        error = BadResponse(f"the judge gave no log-probabilities (no choices[0].logprobs."
+                            f"content[0].top_logprobs in {json.dumps(body)[:200]}): use a "
+                            "judge server that returns logprobs")
+        error.final = True  # the same server answers the same way on a retry
+        raise error from None
     usage = body.get("usage") or {}
     choice["total_tokens"] = usage.get("total_tokens", 0)
     choice["text"] = (choice.get("message") or {}).get("content") or " "
@@ -192,8 +210,8 @@ class JudgeClient:
             choice = future.result()
         except (requests.RequestException, BadResponse) as exc:
             self._failures_in_a_row += 1
-            log.warning("judge request failed after %d attempts: %s",
-                        self.settings.max_retries + 1, exc)
+            log.warning("judge request failed after %d attempt(s): %s",
+                        getattr(exc, "attempts", 1), exc)
             return Judgement(error=str(exc))
         self._failures_in_a_row = 0
         if self.cache is not None:
@@ -203,8 +221,8 @@ class JudgeClient:
     def _down_message(self, last_error: str | None) -> str:
         s = self.settings
         return (f"judge {s.url} (model {s.model or 'from the annotator config'}) is not "
-                f"answering: {self._failures_in_a_row} requests in a row failed after "
-                f"{s.max_retries + 1} attempts each; last error: {last_error}")
+                f"answering: {self._failures_in_a_row} requests in a row failed (up to "
+                f"{s.max_retries + 1} attempts each); last error: {last_error}")
 
     def _request(self, payload: dict) -> dict:
         attempt = 0
@@ -212,6 +230,7 @@ class JudgeClient:
             try:
                 return first_choice(self._post(payload))
             except (requests.RequestException, BadResponse) as exc:
+                exc.attempts = attempt + 1
                 if attempt == self.settings.max_retries or not retryable(exc):
                     raise
                 log.info("judge attempt %d failed (%s); retrying", attempt + 1, exc)
