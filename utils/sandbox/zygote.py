@@ -39,6 +39,7 @@ from .limits import (
     FALLBACK,
     FILE_SIZE_LIMIT,
     MEMORY_LIMIT,
+    MRO_SENT,
     OPEN_FILES_LIMIT,
     OUTPUT_CAP,
     PROCESS_LIMIT,
@@ -178,11 +179,19 @@ def _answer(function, args: list, kwargs: dict) -> bytes:
 
 
 def _describe(exc: BaseException) -> list[str]:
+    """[name, message, "module:qualname" of each class of its MRO (the first MRO_SENT)]: the
+    trusted side raises the first standard one of them into the test (`errors`)."""
     try:
         text = str(exc)[:300]
     except BaseException:  # noqa: BLE001 (an exception whose str() fails)
         text = "(no description)"
-    return [type(exc).__name__, text]
+    classes = []
+    for cls in type(exc).__mro__[:MRO_SENT]:
+        try:  # (whatever a candidate's class says: the trusted side looks up standard ones)
+            classes.append(f"{cls.__module__}:{cls.__qualname__}")
+        except BaseException:  # noqa: BLE001, S112 (a class rigged to raise: skipped)
+            continue
+    return [type(exc).__name__, text, *classes]
 
 
 # ---------------------------------------------------------------- the zygote
