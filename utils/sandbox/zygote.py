@@ -140,6 +140,7 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict,
     os.environ.update(CANDIDATE_ENV, HOME=workdir)
     rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if state.full:
+        rootfs.own_proc()
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")  # the OOM killer takes a candidate before the zygote
         uid = request["uid"]
