@@ -42,9 +42,12 @@ def _standard_exception(qualified: str, message: str) -> Exception | None:
         return found(*_PLACEHOLDERS[found], message)
     try:
         exception = found(message)
-        str(exception)
-    except Exception:  # noqa: BLE001 (a class that needs other arguments: its next base)
-        return None
+    except Exception:  # noqa: BLE001 (one that takes other arguments, e.g. JSONDecodeError)
+        try:
+            exception = found.__new__(found)
+            BaseException.__init__(exception, message)
+        except Exception:  # noqa: BLE001 (then its next base)
+            return None
     return exception
 
 

@@ -274,7 +274,7 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
     failed while its candidate may have been working on calls the test never asked for
     (then it is run again call by call: only work the test asked for decides a verdict)."""
     try:
-        verdict = _watched(job, proxy)
+        not_loaded = _watched(job, proxy)
     except CandidateFailure as exc:
         proxy.fail(exc)
     except _Strayed:
@@ -283,6 +283,10 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
         verdict = Verdict(False, "failed", f"assertion failed {_text(exc)}".strip(), 0.0)
     except Exception as exc:  # noqa: BLE001 (the candidate's exception, re-raised by the proxy)
         verdict = Verdict(False, "failed", f"{type(exc).__name__}: {_text(exc)}", 0.0)
+    else:
+        if not_loaded is not None:
+            return not_loaded
+        verdict = Verdict(True, "passed", "all assertions held", 0.0)
     if proxy.strayed:  # whatever the test did with it
         return None
     failure = proxy.failure or proxy.budget.exceeded()
@@ -299,11 +303,12 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
     return verdict
 
 
-def _watched(job: Job, proxy: _Proxy) -> Verdict:
+def _watched(job: Job, proxy: _Proxy) -> Verdict | None:
     """Run the test, checking the budget every TICK seconds while it computes (a test's own
     work on what the candidate returned counts too) with a timer that interrupts whatever
     the main thread does. Signals reach the main thread only; elsewhere the waits and the
-    decoder still check, and bounded_map's hard bound remains. The timer is stopped before
+    decoder still check, and bounded_map's hard bound remains. None once the test has run (a
+    Verdict if the program did not load). The timer is stopped before
     this returns or raises: its first statement on the way out turns every later tick into a
     no-op (a pending tick runs at the next call, which would otherwise raise this job's
     failure into the next job's code)."""
@@ -329,7 +334,7 @@ def _watched(job: Job, proxy: _Proxy) -> Verdict:
         namespace[job.entry_point] = proxy
         definitions = _definitions(job, namespace, proxy)
         exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
-        return Verdict(True, "passed", "all assertions held", 0.0)
+        return None
     finally:
         watching[0] = False  # first: no call (where a pending tick could run) before it
         if previous is not None:

@@ -26,6 +26,7 @@ import gc
 import io
 import json
 import marshal
+import mmap
 import os
 import resource
 import signal
@@ -45,6 +46,7 @@ from .limits import (
     PROCESS_LIMIT,
 )
 from .messages import encode_message, read_message, receive_message, remember
+from .protocol import from_wire
 
 PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "typing",
              "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
@@ -198,14 +200,44 @@ def _describe(exc: BaseException) -> list[str]:
 # ---------------------------------------------------------------- the zygote
 
 
-def _take_plan(request: dict, plans: OrderedDict) -> list:
-    """The request's planned calls: sent with it, or kept from an earlier job under its key
-    (the slot mirrors which keys are kept). Each candidate gets copies of its own (fork)."""
-    key = request["calls_key"]
+def _receive_mapped(control: socket.socket, size: int) -> mmap.mmap | None:
+    """`size` bytes of job data from the control line, received straight into a memory map
+    of their own (no Python object holds them), which the zygote unmaps when done."""
+    if not size:
+        return None
+    mapped = mmap.mmap(-1, size)
+    with memoryview(mapped) as view:
+        got = 0
+        while got < size:
+            chunk = control.recv_into(view[got:])
+            if not chunk:
+                raise EOFError("peer closed")
+            got += chunk
+    return mapped
+
+
+def _take_plan(header: dict, control: socket.socket, plans: OrderedDict) -> mmap.mmap | None:
+    """The job's planned calls (marshalled, in a memory map): sent with it, or kept from an
+    earlier job under its key (the slot mirrors which keys are kept)."""
+    key = header["calls_key"]
     if not key:
-        return []
-    remember(plans, key, marshal.loads(request["calls"]) if "calls" in request else plans[key])
+        return None
+    sent = _receive_mapped(control, header["calls"])
+    kept = dict(plans)
+    remember(plans, key, sent or plans[key])
+    for old_key, mapped in kept.items():
+        if old_key not in plans:
+            mapped.close()
     return plans[key]
+
+
+def _only_this_job(plans: OrderedDict, plan: mmap.mmap | None) -> None:
+    """In a candidate: unmap every plan but its own, so its memory holds its job's data only
+    (the zygote's other state never held a test or another job's program)."""
+    for mapped in plans.values():
+        if mapped is not plan:
+            mapped.close()
+    plans.clear()
 
 
 def _reap() -> None:
@@ -216,14 +248,21 @@ def _reap() -> None:
         pass
 
 
-def _spawn(request: dict, fds: list[int], state: State) -> int:
-    """Fork the candidate for `request`, whose planned calls `_take_plan` has filled in."""
+def _spawn(header: dict, job: mmap.mmap, plan: mmap.mmap | None, plans: OrderedDict,
+           fds: list[int], state: State) -> int:
+    """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
     if state.full:
-        rootfs.fresh_scratch(request["uid"])
+        rootfs.fresh_scratch(header["uid"])
     pid = rootfs.clone_into_new_namespaces() if state.full else os.fork()
     if pid == 0:
         channel = socket.socket(fileno=fds[0])
         try:
+            _only_this_job(plans, plan)
+            request = {**header, **from_wire(job[:]), "calls": []}
+            job.close()
+            if plan is not None:
+                request["calls"] = marshal.loads(plan)
+                plan.close()
             _enter_candidate(channel, fds[1], request, state)
             _serve_candidate(channel, request)
         finally:
@@ -241,16 +280,18 @@ def serve(level: str, control: socket.socket, uid: int) -> None:
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
     group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
     control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
-    plans: OrderedDict[str, list] = OrderedDict()  # planned calls of recent jobs, by key
+    plans: OrderedDict[str, mmap.mmap] = OrderedDict()  # recent jobs' planned calls, by key
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(control, 1, 2)
             if not marker or len(fds) != 2:
                 return
-            request = receive_message(control)
-            request["calls"] = _take_plan(request, plans)
+            header = receive_message(control)
+            job = _receive_mapped(control, header["job"])
+            plan = _take_plan(header, control, plans)
             _reap()
-            pid = _spawn(request, fds, state)
+            pid = _spawn(header, job, plan, plans, fds, state)
+            job.close()  # the program leaves the zygote's memory
             pidfd = os.pidfd_open(pid)
             for fd in fds:
                 os.close(fd)
