@@ -11,6 +11,10 @@ import sys
 
 from .budget import CandidateFailure
 
+# StopIteration raised into a test's generator or map() would end it early and silently: a
+# candidate's (or its subclass's) is a failure, as is anything whose classes name no standard one
+_NEVER_RAISED = frozenset({"builtins:StopIteration", "builtins:StopAsyncIteration"})
+
 
 def as_exception(parts: list[str]) -> BaseException:
     """The candidate's exception as the first class of its MRO that the trusted side has:
@@ -19,6 +23,8 @@ def as_exception(parts: list[str]) -> BaseException:
     in one process), with the candidate's message; else a CandidateFailure."""
     name, text, *classes = parts
     for qualified in classes or [f"builtins:{name}"]:
+        if qualified in _NEVER_RAISED:
+            break
         exception = _standard_exception(qualified, f"[candidate] {text}")
         if exception is not None:
             return exception
@@ -34,9 +40,7 @@ def _standard_exception(qualified: str, message: str) -> Exception | None:
     found = sys.modules.get(module)
     for part in qualname.split("."):
         found = getattr(found, part, None) if part and not part.startswith("_") else None
-    # StopIteration raised into a test's generator or map() would end it early and silently
-    if not (isinstance(found, type) and issubclass(found, Exception)) or issubclass(
-            found, (StopIteration, StopAsyncIteration)):
+    if not (isinstance(found, type) and issubclass(found, Exception)):
         return None
     if found in _PLACEHOLDERS:  # the Unicode errors take the failing text and positions
         return found(*_PLACEHOLDERS[found], message)
