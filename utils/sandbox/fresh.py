@@ -11,7 +11,8 @@ every job `restore()` puts back:
 * numpy's global random state, if numpy was loaded at the baseline (a fork inherits it: put
   back as it was), else reseeded from entropy as a fresh import of numpy would be;
 * the recursion limit, the integer-string digit limit, the decimal context, the working
-  directory, the environment, `builtins`, the standard streams and hooks, the warnings filters.
+  directory, the environment, `builtins`, the standard streams and hooks, `sys.path` and
+  `sys.argv`, the warnings filters.
 
 Not restored: attributes a test sets on other modules it imports (tests are trusted, and no
 dataset test does this), and modules a test imports (they stay loaded, as importing them again
@@ -39,6 +40,7 @@ class _Baseline:
         self.environ = dict(os.environ)
         self.builtins = dict(builtins.__dict__)
         self.streams = (sys.stdin, sys.stdout, sys.stderr, sys.displayhook, sys.excepthook)
+        self.path, self.argv = list(sys.path), list(sys.argv)
         self.warnings = list(warnings.filters)
 
 
@@ -61,7 +63,11 @@ def restore() -> None:
     sys.setrecursionlimit(base.recursion)
     sys.set_int_max_str_digits(base.digits)
     decimal.setcontext(base.decimal.copy())
-    if os.getcwd() != base.cwd:
+    try:
+        moved = os.getcwd() != base.cwd
+    except OSError:  # a test removed the folder it moved to
+        moved = True
+    if moved:
         os.chdir(base.cwd)
     if os.environ != base.environ:
         os.environ.clear()
@@ -70,6 +76,7 @@ def restore() -> None:
         builtins.__dict__.clear()
         builtins.__dict__.update(base.builtins)
     sys.stdin, sys.stdout, sys.stderr, sys.displayhook, sys.excepthook = base.streams
+    sys.path[:], sys.argv[:] = base.path, base.argv
     if warnings.filters != base.warnings:
         warnings.filters[:] = base.warnings
         warnings._filters_mutated()  # as warnings' own setters do
