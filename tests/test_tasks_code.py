@@ -142,11 +142,18 @@ def test_real_completions_run_end_to_end(mirror, tmp_path):
     )
     results = out["results"]["codex_humaneval_tulu"]
     assert len(rows) == 1242
-    # OLMES's program (prompt + completion) mishandles full-function answers less often than
-    # it helps them; extraction can only add passes on this set.
-    assert results["pass_at_1_extracted,execution"] >= results["pass_at_1,execution"] > 0.3
+    assert results["pass_at_1,execution"] > 0.3
     records = [r for s in out["samples"]["codex_humaneval_tulu"] for r in s["filtered_resps"][0]]
     assert len(records) == 164 * 5
+    # OLMES's program (prompt + completion) mishandles full-function answers less often than
+    # it helps them; extraction can only add passes on this set. Compared over the samples
+    # whose runs are far from the time limit (one near it may flip under load).
+    steady = [r for r in records if not any(
+        run["outcome"] in ("timeout", "killed") or (run["cpu_seconds"] or 0) > 1.0
+        for run in (r["olmes"], r["extracted"]))]
+    assert len(steady) > 0.9 * len(records)
+    assert sum(r["extracted"]["passed"] for r in steady) >= sum(r["olmes"]["passed"]
+                                                              for r in steady)
     assert {r["olmes"]["outcome"] for r in records} <= {"passed", "failed", "timeout", "error",
                                                         "killed"}
 

@@ -24,7 +24,6 @@ decided a verdict.
 
 from __future__ import annotations
 
-import builtins
 import os
 import shutil
 import signal
@@ -32,14 +31,14 @@ import socket
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..scoring.bounded import bounded_map
-from . import pool
+from . import fresh, pool
 from .budget import Budget, CandidateFailure
-from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
+from .errors import as_exception
+from .limits import KILL_GRACE, MEMORY_LIMIT, MRO_SENT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
 from .memo import Definitions, memo_for
 from .messages import encode_message, message_size
 from .plans import Plan, fingerprint, plan_for
@@ -89,6 +88,8 @@ class _Proxy:
         self.calls = 0
         self.strayed = False
         self.failure: CandidateFailure | None = None
+        self.waiting = False  # for the answer to a call the test made
+        self.failed_waiting = False  # whether the failure came while waiting so
         self.buffer = bytearray()  # what the candidate sent: read from `offset` on
         self.offset = 0
         # Waits are bounded by the budget: on the main thread the watchdog's ticks interrupt a
@@ -106,10 +107,25 @@ class _Proxy:
         try:
             if self.calls > len(self.planned):
                 self._ask(args, kwargs)
-            return self._answer()
+            self.waiting = True
+            try:
+                return self._answer()
+            finally:
+                self.waiting = False
         except CandidateFailure as failure:
-            self.failure = self.failure or failure
-            raise self.failure from None
+            raise self.fail(failure) from None
+
+    def fail(self, failure: CandidateFailure) -> CandidateFailure:
+        """Record `failure` unless an earlier one decides the verdict; the deciding one."""
+        if self.failure is None:
+            self.failure, self.failed_waiting = failure, self.waiting
+        return self.failure
+
+    def worked_ahead(self) -> bool:
+        """Whether, when the job failed, the candidate may have been working on planned calls
+        the test had not asked for (so its time limit may have counted work the test never
+        asked for): not while the test waited for an answer it asked for."""
+        return self.calls < len(self.planned) and not self.failed_waiting
 
     def _as_planned(self, args: tuple, kwargs: dict) -> bool:
         planned = self.planned[self.calls - 1]
@@ -119,8 +135,7 @@ class _Proxy:
         """Raise the time-limit failure once the budget is spent."""
         failure = self.budget.exceeded()
         if failure is not None:
-            self.failure = self.failure or failure
-            raise self.failure
+            raise self.fail(failure)
 
     def _ask(self, args, kwargs) -> None:
         try:
@@ -132,8 +147,7 @@ class _Proxy:
     def _answer(self):
         reply = self.receive(expected="result")
         if "error" in reply:
-            name, text = reply["error"]
-            raise _as_exception(name, text)
+            raise as_exception(reply["error"])
         return reply["result"]
 
     def _send(self, message: bytes) -> None:
@@ -199,45 +213,10 @@ def _well_formed(message, expected: str) -> bool:
     if type(message) is not dict or len(message) != 1:
         return False
     ((key, value),) = message.items()
-    if key == "error":
-        return (type(value) is list and len(value) == 2
+    if key == "error":  # [name, text, "module:qualname" of each class of its MRO ...]
+        return (type(value) is list and 2 <= len(value) <= 2 + MRO_SENT
                 and all(type(part) is str for part in value))
     return key == expected
-
-
-def _as_exception(name: str, text: str) -> BaseException:
-    """The candidate's exception, as a builtin exception of the same name where one exists
-    (tests may expect e.g. ValueError), else a CandidateFailure."""
-    builtin = getattr(builtins, name, None)
-    # StopIteration raised into a test's generator or map() would end it early and silently
-    if isinstance(builtin, type) and issubclass(builtin, Exception) and not issubclass(
-            builtin, (StopIteration, StopAsyncIteration)):
-        return builtin(f"[candidate] {text}")
-    return CandidateFailure("error", f"candidate raised {name}: {text}")
-
-
-@contextmanager
-def _watchdog(proxy: _Proxy):
-    """Check the budget every TICK seconds while the trusted test computes (a test's own
-    work on what the candidate returned counts too). Signals reach the main thread only;
-    elsewhere the waits and the decoder still check, and bounded_map's hard bound remains."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    watching = [True]  # a tick that arrives while the watch ends must not raise any more
-
-    def tick(signum, frame):
-        if watching[0]:
-            proxy.check()
-
-    previous = signal.signal(signal.SIGALRM, tick)
-    signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
-    try:
-        yield
-    finally:
-        watching[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def run_job(job: Job) -> Verdict:
@@ -252,6 +231,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     """The job, its candidate answering `plan`'s calls ahead; None if the test strayed from
     the plan (or the plan could not be sent)."""
     slot = pool.current()
+    fresh.restore((job.trusted_prelude, job.test))  # as in a freshly forked worker
     budget = Budget(job.timeout, slot)
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -271,6 +251,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
         finally:
             slot.kill(pid, pidfd)
         if verdict is None:
+            slot.memory_killed()  # an OOM kill of this attempt is not the next one's
             return None
         verdict.output = os.pread(output, OUTPUT_CAP, 0).decode("utf-8", "replace")
     finally:
@@ -289,20 +270,13 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
 
 
 def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
-    """The verdict, or None if the test strayed from the job's plan."""
+    """The verdict, or None if the test strayed from the job's plan, or if a planned job
+    failed while its candidate may have been working on calls the test never asked for
+    (then it is run again call by call: only work the test asked for decides a verdict)."""
     try:
-        with _watchdog(proxy):
-            ready = proxy.receive(expected="ready")
-            if "error" in ready:
-                name, text = ready["error"]
-                return Verdict(False, "error", f"program failed to load: {name}: {text}", 0.0)
-            namespace: dict = {"__name__": "__trusted_test__"}
-            exec(_compiled(job.trusted_prelude, "<prelude>"), namespace)  # noqa: S102
-            namespace[job.entry_point] = proxy
-            definitions = _definitions(job, namespace, proxy)
-            exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
+        not_loaded = _watched(job, proxy)
     except CandidateFailure as exc:
-        proxy.failure = proxy.failure or exc
+        proxy.fail(exc)
     except _Strayed:
         return None
     except AssertionError as exc:
@@ -310,12 +284,18 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
     except Exception as exc:  # noqa: BLE001 (the candidate's exception, re-raised by the proxy)
         verdict = Verdict(False, "failed", f"{type(exc).__name__}: {_text(exc)}", 0.0)
     else:
+        if not_loaded is not None:
+            return not_loaded
         verdict = Verdict(True, "passed", "all assertions held", 0.0)
     if proxy.strayed:  # whatever the test did with it
         return None
     failure = proxy.failure or proxy.budget.exceeded()
+    if failure is not None:
+        failure = proxy.fail(failure)
     if failure is not None and failure.outcome == "killed":  # e.g. by its own CPU rlimit
         failure = proxy.budget.exceeded() or failure
+    if failure is not None and proxy.worked_ahead():
+        return None
     if failure is not None:  # it decides, whatever the test did with it
         return Verdict(False, failure.outcome, failure.reason, 0.0, limit=failure.limit)
     if proxy.calls == 0:
@@ -323,12 +303,51 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
     return verdict
 
 
+def _watched(job: Job, proxy: _Proxy) -> Verdict | None:
+    """Run the test, checking the budget every TICK seconds while it computes (a test's own
+    work on what the candidate returned counts too) with a timer that interrupts whatever
+    the main thread does. Signals reach the main thread only; elsewhere the waits and the
+    decoder still check, and bounded_map's hard bound remains. None once the test has run (a
+    Verdict if the program did not load). The timer is stopped before
+    this returns or raises: its first statement on the way out turns every later tick into a
+    no-op (a pending tick runs at the next call, which would otherwise raise this job's
+    failure into the next job's code)."""
+    watching, previous = [False], None
+
+    def tick(signum, frame):
+        if watching[0]:
+            proxy.check()
+
+    try:
+        if threading.current_thread() is threading.main_thread():
+            watching[0] = True
+            previous = signal.signal(signal.SIGALRM, tick)
+            signal.setitimer(signal.ITIMER_REAL, TICK, TICK)
+        proxy.waiting = True  # (the candidate works on no planned call before it is ready)
+        ready = proxy.receive(expected="ready")
+        proxy.waiting = False
+        if "error" in ready:
+            name, text = ready["error"][:2]
+            return Verdict(False, "error", f"program failed to load: {name}: {text}", 0.0)
+        namespace: dict = {"__name__": "__trusted_test__"}
+        exec(_compiled(job.trusted_prelude, "<prelude>"), namespace)  # noqa: S102
+        namespace[job.entry_point] = proxy
+        definitions = _definitions(job, namespace, proxy)
+        exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
+        return None
+    finally:
+        watching[0] = False  # first: no call (where a pending tick could run) before it
+        if previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
 def _definitions(job: Job, namespace: dict, proxy: _Proxy) -> dict:
     """The test's local namespace: its globals, or one that memoizes `job.pure` functions."""
     if not job.pure:
         return namespace
     memo = memo_for(job.trusted_prelude, job.test)
-    return Definitions(namespace, job.pure, memo, proxy.budget.charge)
+    return Definitions(namespace, job.pure, memo, proxy.budget.charge, lambda: proxy.calls)
 
 
 @lru_cache(maxsize=256)

@@ -4,6 +4,7 @@ MAX_MESSAGE = 64 * 1024 * 1024  # bytes of one encoded call, result or spawn req
 #                                 reference results reach 16 MB: a list of a million floats)
 MAX_VALUES = 1 << 22  # values (scalars and containers) in one message
 OUTPUT_CAP = 64 * 1024  # bytes of stdout+stderr kept per job
+MRO_SENT = 16  # classes of a candidate's exception named to the trusted side (its MRO's first)
 PLANS_KEPT = 4  # planned-call lists a zygote keeps for later jobs (it counts against the memory
 #                 limit of the slot: a HumanEval+ plan decodes to a few MB at most)
 MEMO_BYTES = 128 * 1024**2  # memoized results a trusted worker keeps (of one test: see `memo`)

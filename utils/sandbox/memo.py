@@ -10,8 +10,11 @@ arguments up (their `plans.fingerprint`: equal exactly for the same plain data, 
 in the worker's memo for that test; a hit returns a fresh copy of the result (through `marshal`,
 exact for plain data, so no job sees what another did to its copy) and charges the job the CPU
 time the first computation took, so that time limits decide as if it were computed again. A
-miss computes, and keeps the result if marshal carries it, while the memo holds less than
-MEMO_BYTES. An exception is never kept. Only trusted code's results from the test's own
+miss computes, and keeps the result while the memo holds less than MEMO_BYTES if it is exact
+plain data (`exact_plain`: exact built-in types, which marshal copies exactly; not a numpy
+scalar or array, which marshal would turn into bytes) and if the candidate was not called while
+it was computed (a reference that calls the entry point computes from the candidate's answers:
+never kept). An exception is never kept. Only trusted code's results from the test's own
 arguments are kept; nothing a candidate sends is.
 """
 
@@ -24,6 +27,9 @@ from collections.abc import Callable, Iterator, MutableMapping
 
 from .limits import MEMO_BYTES
 from .plans import fingerprint
+
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_CONTAINERS = frozenset({list, tuple, set, frozenset, dict})
 
 
 class Memo:
@@ -41,9 +47,11 @@ class Memo:
         return self
 
     def keep(self, key: tuple[str, bytes], result, seconds: float) -> None:
+        if not exact_plain(result):
+            return
         try:
             data = marshal.dumps(result)
-        except ValueError:  # not plain data marshal carries (e.g. a numpy array): not kept
+        except ValueError:  # e.g. nested too deep for marshal: not kept
             return
         if self.size + len(data) <= MEMO_BYTES:
             self.results[key] = data, seconds
@@ -58,8 +66,34 @@ def memo_for(prelude: str, test: str) -> Memo:
     return _MEMO.for_test((prelude, test))
 
 
-def memoized(name: str, function: Callable, memo: Memo, charge: Callable[[float], None]):
-    """`function` computed once per equal arguments in `memo`, each use charged its time."""
+def exact_plain(value) -> bool:
+    """Whether `value` is plain data of exact built-in types only (what marshal copies
+    exactly), walked without recursion; a cycle or more than MEMO_BYTES values is refused."""
+    stack, budget = [value], MEMO_BYTES
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind not in _CONTAINERS:
+            return False
+        budget -= len(item) + 1
+        if budget < 0:
+            return False
+        items = [*item.keys(), *item.values()] if kind is dict else item
+        kinds = set(map(type, items))
+        if kinds <= _SCALARS:  # a flat container: checked at C speed
+            continue
+        if not kinds <= _SCALARS | _CONTAINERS:
+            return False
+        stack.extend(x for x in items if type(x) in _CONTAINERS)
+    return True
+
+
+def memoized(name: str, function: Callable, memo: Memo, charge: Callable[[float], None],
+             candidate_calls: Callable[[], int]):
+    """`function` computed once per equal arguments in `memo`, each use charged its time;
+    a result computed while the candidate was called (`candidate_calls` changed) is not kept."""
 
     @functools.wraps(function)
     def call(*args, **kwargs):
@@ -69,9 +103,9 @@ def memoized(name: str, function: Callable, memo: Memo, charge: Callable[[float]
             data, seconds = memo.results[key]
             charge(seconds)
             return marshal.loads(data)
-        start = time.thread_time()
+        start, calls = time.thread_time(), candidate_calls()
         result = function(*args, **kwargs)
-        if arguments is not None:
+        if arguments is not None and candidate_calls() == calls:
             memo.keep(key, result, time.thread_time() - start)
         return result
 
@@ -84,15 +118,16 @@ class Definitions(MutableMapping):
     namespace (its functions, `global` statements and module code see the same names)."""
 
     def __init__(self, namespace: dict, pure: tuple[str, ...], memo: Memo,
-                 charge: Callable[[float], None]):
+                 charge: Callable[[float], None], candidate_calls: Callable[[], int]):
         self.namespace, self.pure, self.memo, self.charge = namespace, pure, memo, charge
+        self.candidate_calls = candidate_calls
 
     def __getitem__(self, name: str):
         return self.namespace[name]
 
     def __setitem__(self, name: str, value) -> None:
         if name in self.pure and callable(value):
-            value = memoized(name, value, self.memo, self.charge)
+            value = memoized(name, value, self.memo, self.charge, self.candidate_calls)
         self.namespace[name] = value
 
     def __delitem__(self, name: str) -> None:

@@ -18,18 +18,37 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections import OrderedDict
 
 from . import cgroups
-from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, UID_BASE, UID_SLOTS
+from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, MAX_MESSAGE, UID_BASE, UID_SLOTS
 from .messages import encode_message, remember
+from .protocol import NotPlainData, to_wire
+
+# The zygote loads evalpack from the folder this process loaded it from, however it was found
+# (installed, editable, or through PYTHONPATH, which `python -I` and its fresh environment drop).
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BOOT = """import importlib.util, runpy, sys
+where = sys.argv.pop(1)
+spec = importlib.util.spec_from_file_location(
+    "evalpack", where + "/__init__.py", submodule_search_locations=[where])
+sys.modules["evalpack"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sys.modules["evalpack"])
+runpy.run_module("evalpack.sandbox.zygote", run_name="__main__", alter_sys=True)
+"""
 
 
 def _zygote(*args: str) -> list[str]:
     """The zygote's command line; EVALPACK_SANDBOX travels as an argument (its environment is
     CANDIDATE_ENV, built fresh: nothing of the user's reaches it)."""
     level = os.environ.get(LEVEL_ENV, "auto")
-    return [sys.executable, "-I", "-m", "evalpack.sandbox.zygote", level, *args]
+    return [sys.executable, "-I", "-c", _BOOT, PACKAGE, level, *args]
+
+
+def _last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1][-300:] if lines else "no error message"
 
 
 def probe() -> str:
@@ -37,7 +56,7 @@ def probe() -> str:
     result = subprocess.run(_zygote("probe"), capture_output=True, text=True, check=False,
                             env=dict(CANDIDATE_ENV))
     if result.returncode != 0:
-        raise RuntimeError(f"sandbox set-up failed: {result.stderr.strip()[-500:]}")
+        raise RuntimeError(f"sandbox set-up failed: {_last_line(result.stderr)}")
     return result.stdout.strip()
 
 
@@ -52,15 +71,19 @@ class Slot:
         self._plans: OrderedDict[str, None] = OrderedDict()  # the zygote's, mirrored
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
-        self.zygote = subprocess.Popen(
-            _zygote(str(theirs.fileno()), str(self.uid)), pass_fds=[theirs.fileno()],
-            stdin=subprocess.DEVNULL, close_fds=True, env=dict(CANDIDATE_ENV),
-        )
-        theirs.close()
-        hello = self.control.recv(4096)
-        if not hello:
-            self.close()
-            raise RuntimeError("the sandbox zygote failed to set up (its error is on stderr)")
+        with tempfile.TemporaryFile() as errors:  # the zygote's stderr: why a set-up failed
+            self.zygote = subprocess.Popen(
+                _zygote(str(theirs.fileno()), str(self.uid)), pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL, stderr=errors, close_fds=True,
+                env=dict(CANDIDATE_ENV),
+            )
+            theirs.close()
+            hello = self.control.recv(4096)
+            if not hello:
+                self.close()
+                errors.seek(0)
+                reason = _last_line(errors.read(1 << 16).decode("utf-8", "replace"))
+                raise RuntimeError(f"the sandbox zygote failed to set up: {reason}")
         hello = json.loads(hello)
         self.isolation: str = hello["isolation"]
         group = hello["cgroup"]
@@ -88,28 +111,36 @@ class Slot:
               plan: tuple[str, list] | None = None) -> tuple[int, int]:
         """Start a candidate, with `plan` (key, arguments of the planned calls) if any; its pid
         and a pidfd for it. `NotPlainData` (nothing sent) for a request over the message cap;
-        any other failure closes the slot and re-raises."""
-        message = encode_message({**request, **self._plan_fields(plan)})
+        any other failure closes the slot and re-raises. The job's data (program, entry point,
+        plan) travels after a header with its sizes, so that the zygote receives it into
+        memory it unmaps once the candidate is forked (see `zygote`)."""
+        job = to_wire({"program": request.pop("program"),
+                       "entry_point": request.pop("entry_point")})
+        calls = self._plan_bytes(plan)
+        if max(len(job), len(calls)) > MAX_MESSAGE:
+            raise NotPlainData(f"program or plan exceeds {MAX_MESSAGE} bytes")
+        header = encode_message({**request, "job": len(job), "calls": len(calls),
+                                 "calls_key": plan[0] if plan else ""})
         if plan:
             remember(self._plans, plan[0])
         try:
             socket.send_fds(self.control, [b"\0"], [channel_end.fileno(), output])
-            self.control.sendall(message)
+            self.control.sendall(header)
+            self.control.sendall(job)
+            self.control.sendall(calls)
             answer, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
             return json.loads(answer)["pid"], fds[0]
         except BaseException:
             self.close()
             raise
 
-    def _plan_fields(self, plan: tuple[str, list] | None) -> dict:
-        """The request's plan: its key alone where the zygote keeps it from an earlier job."""
-        if plan is None:
-            return {"calls_key": ""}
-        key, arguments = plan
-        if key in self._plans:
-            return {"calls_key": key}
+    def _plan_bytes(self, plan: tuple[str, list] | None) -> bytes:
+        """The plan's arguments to send: none where the zygote keeps them from an earlier job
+        (or there is no plan)."""
+        if plan is None or plan[0] in self._plans:
+            return b""
         # plain data (checked by the harness), to our own zygote: marshal is exact and quick
-        return {"calls_key": key, "calls": marshal.dumps(arguments)}
+        return marshal.dumps(plan[1])
 
     def kill(self, pid: int, pidfd: int) -> None:
         """SIGKILL the candidate and return once it is gone. With full isolation it is init of

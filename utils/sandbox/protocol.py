@@ -31,38 +31,47 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import struct
 import sys
-from array import array
 from collections.abc import Callable
 
 from .limits import MAX_MESSAGE, MAX_VALUES
+from .packed import (
+    JSON_EXACT,
+    PACK_FROM,
+    SAFE_INT,
+    UNPACK,
+    Binary,
+    NotPlainData,
+    pack,
+)
 
 CHECK_EVERY = 4096  # values decoded between two calls of `check`
 INSERTS_PER_CHECK = 16  # set / dict insertions between two calls of `check`
-SAFE_INT = 2**53  # smaller integers travel as JSON numbers, larger ones in hexadecimal
 _SCALARS = {type(None): "N", bool: "B", str: "s"}
 _CONTAINERS = {list: "l", tuple: "t", set: "S", frozenset: "Z", dict: "d"}
 _NOTHING = object()
 # Hashing a tuple recurses in C with no depth check: a tuple a million deep crashes the process
 # that hashes it. Inside a set, frozenset or dict (whose building hashes), nesting is capped.
 MAX_HASHED_DEPTH = 10_000
-PACK_FROM = 16  # lists at least this long are packed where they can be (`_pack`)
-# Scalars a JSON array carries with their exact type: json writes 2.0 as "2.0" and 2 as "2",
-# true as "true", NaN and infinities by name, and reads each back as the same type and value.
-_JSON_EXACT = frozenset({type(None), bool, int, float, str})
-_NUMBERS = frozenset({int, float})
-_BUILTIN_SCALARS = _JSON_EXACT | {bytes}
-PACKED_JSON, PACKED_NUMBERS, PACKED_INTS = "lj", "ld", "lq"
+_BUILTIN_SCALARS = JSON_EXACT | {bytes}
 LONG_FROM = 4096  # strings and bytes at least this long travel in the binary section
 LONG_STRING, LONG_BYTES = "x", "y"
+NAN = "F"  # a NaN travels as the hex digits of its IEEE double
 SHORT, SHORT_MAX = b"J", 4096  # a body that is plain JSON starts with SHORT; at most SHORT_MAX
 #                                bytes (no token count bounds it: 4 KiB builds little)
+# Counted in the JSON text before it is parsed (parsing is C code no check interrupts, and a text
+# of tiny lists builds a gigabyte of them): at most MAX_ELEMENTS elements (tags, payloads and
+# the items of packed lists: two per value at most) and MAX_ARRAYS arrays (packed lists: one
+# per PACK_FROM values at most). The encoder escapes commas and brackets inside strings where
+# a message would otherwise count more (strings full of them).
+MAX_ELEMENTS = 2 * MAX_VALUES + 64
+MAX_ARRAYS = 1 + 2 * MAX_VALUES // PACK_FROM
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_STRUCTURE_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in ",[]{}"}
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # built once: json.dumps would per call
 _DECODER = json.JSONDecoder()
-
-
-class NotPlainData(TypeError):
-    """A value outside the plain-data types, or a malformed or oversized message."""
 
 
 def to_wire(value, numpy_scalars: bool = True) -> bytes:
@@ -88,7 +97,7 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
             count += len(item)
             if count + len(stack) >= MAX_VALUES:  # cycles end here too
                 raise NotPlainData(f"more than {MAX_VALUES} values")
-            packed = _pack(item, blobs) if kind is list and len(item) >= PACK_FROM else None
+            packed = pack(item, blobs) if kind is list and len(item) >= PACK_FROM else None
             if packed:
                 size += packed[2]
                 tokens += packed[:2]
@@ -114,8 +123,21 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
         tokens += (tag, payload)
     if size > MAX_MESSAGE:
         raise NotPlainData(f"message exceeds {MAX_MESSAGE} bytes")
-    text = _ENCODER.encode(tokens).encode()
-    return b"".join([len(text).to_bytes(4, "big"), text, *blobs])
+    text = _ENCODER.encode(tokens)
+    if text.count(",") >= MAX_ELEMENTS or _arrays(text) > MAX_ARRAYS:
+        text = _STRING.sub(_escape_structure, text)  # strings full of commas or brackets
+    data = text.encode()
+    return b"".join([len(data).to_bytes(4, "big"), data, *blobs])
+
+
+def _arrays(text: str) -> int:
+    return text.count("[") + text.count("{")
+
+
+def _escape_structure(match: re.Match) -> str:
+    """A JSON string with its commas and brackets as escapes (the same string), so that
+    the decoder's count of them before parsing counts the message's structure only."""
+    return match.group().translate(_STRUCTURE_ESCAPES)
 
 
 def _json_exact(value, depth: int) -> bool:
@@ -125,8 +147,9 @@ def _json_exact(value, depth: int) -> bool:
     kind = type(value)
     if kind is str:  # a long one travels in the binary section: not worth encoding as JSON
         return len(value) < LONG_FROM
-    if kind in _JSON_EXACT:
-        return kind is not int or -SAFE_INT < value < SAFE_INT
+    if kind in JSON_EXACT:  # (JSON writes every NaN as NaN: its sign and payload are lost)
+        return (-SAFE_INT < value < SAFE_INT if kind is int
+                else kind is not float or not math.isnan(value))
     if not depth or kind not in (list, dict) or len(value) > PACK_FROM:
         return False
     if kind is dict:
@@ -135,46 +158,14 @@ def _json_exact(value, depth: int) -> bool:
     return all(_json_exact(item, depth - 1) for item in value)
 
 
-def _pack(items: list, blobs: list[bytes]) -> tuple[str, object, int] | None:
-    """(tag, payload, bytes of text in it) for a list of scalars that packs, else None:
-    floats and small integers as doubles (added to `blobs`) with the integers' positions;
-    integers alone as 64-bit integers (added to `blobs`); other JSON-exact scalars as one JSON
-    array. Integers among other types must be small: exact as doubles and as JSON numbers."""
-    types = list(map(type, items))
-    floats = types.count(float)  # quick where floats are most (a match is an identity check)
-    others = len(types) - floats
-    if floats:
-        integers = _positions(types, int, others)
-        if len(integers) == others:  # floats and integers only
-            if integers and not _small([items[n] for n in integers]):
-                return None
-            blobs.append(array("d", items).tobytes())
-            return PACKED_NUMBERS, [len(blobs[-1]), integers], len(blobs[-1])
-    kinds = set(types)
-    if not kinds <= _JSON_EXACT:
-        return None
-    if kinds == {int}:
-        try:
-            blobs.append(array("q", items).tobytes())
-        except OverflowError:  # beyond 64 bits: token by token, in hexadecimal
-            return None
-        return PACKED_INTS, len(blobs[-1]), len(blobs[-1])
-    if int in kinds and not _small([items[n] for n in _positions(types, int)]):
-        return None
-    text = sum(len(x) for x in items if type(x) is str) if str in kinds else 0
-    return PACKED_JSON, items, text
-
-
-def _small(ints: list[int]) -> bool:
-    return -SAFE_INT < min(ints) <= max(ints) < SAFE_INT
-
-
 def _scalar_token(item, kind) -> tuple[str, object]:
     if kind in _SCALARS:
         return _SCALARS[kind], item
     if kind is int:
         return ("i", item) if -SAFE_INT < item < SAFE_INT else ("I", hex(item))
     if kind is float:
+        if math.isnan(item):  # with its sign and payload
+            return NAN, struct.pack(">d", item).hex()
         return "f", item if math.isfinite(item) else repr(item)
     if kind is bytes:
         return "b", item.hex()
@@ -194,35 +185,17 @@ def _numpy_scalar(item) -> tuple[str, object]:
     return _scalar_token(value, type(value))
 
 
-_PAYLOAD_TYPES = {"N": type(None), "B": bool, "s": str, "i": int, "I": str, "b": str}
+_PAYLOAD_TYPES = {"N": type(None), "B": bool, "s": str, "i": int, "I": str, "b": str, "F": str}
 _DECODE_SCALAR = {"N": lambda p: None, "B": bool, "s": str, "i": int,
-                  "I": lambda p: int(p, 16), "b": bytes.fromhex}
+                  "I": lambda p: int(p, 16), "b": bytes.fromhex, "F": lambda p: _nan(p)}
 
 
-def _positions(types: list, kind: type, most: int | None = None) -> list[int]:
-    """Where `kind` is in `types`, up to `most` places (`list.index` scans at C speed between
-    two of them)."""
-    found, at = [], -1
-    try:
-        while most is None or len(found) < most:
-            at = types.index(kind, at + 1)
-            found.append(at)
-    except ValueError:
-        pass
-    return found
-
-
-class _Binary:
-    """The binary section of a message, taken front to back."""
-
-    def __init__(self, view: memoryview):
-        self.view, self.taken = view, 0
-
-    def take(self, size) -> memoryview:
-        if type(size) is not int or not 0 <= size <= len(self.view) - self.taken:
-            raise NotPlainData("malformed message: bad binary length")
-        self.taken += size
-        return self.view[self.taken - size:self.taken]
+def _nan(bits: str) -> float:
+    """A NaN from the 16 hex digits of its IEEE double (sign and payload kept)."""
+    value = struct.unpack(">d", bytes.fromhex(bits))[0] if len(bits) == 16 else 0.0
+    if not math.isnan(value):
+        raise ValueError("not a NaN")
+    return value
 
 
 def from_wire(body, check: Callable[[], None] | None = None):
@@ -235,13 +208,16 @@ def from_wire(body, check: Callable[[], None] | None = None):
                 raise NotPlainData("malformed message: long JSON body")
             return _DECODER.decode(str(body[1:], "ascii"))  # only plain data comes out of JSON
         if type(body) is str:
-            text, binary = body, _Binary(memoryview(b""))
+            text, binary = body, Binary(memoryview(b""))
         else:
             view = memoryview(body)
             size = int.from_bytes(view[:4], "big")
-            text, binary = str(view[4:4 + size], "ascii"), _Binary(view[4 + size:])
+            text, binary = str(view[4:4 + size], "ascii"), Binary(view[4 + size:])
             if len(view) < 4 + size:
                 raise NotPlainData("malformed message: truncated")
+        if text.count(",") >= MAX_ELEMENTS or _arrays(text) > MAX_ARRAYS:  # before parsing
+            raise NotPlainData(f"more than {MAX_VALUES} values")
+        (check or (lambda: None))()
         value = _decode_tokens(_DECODER.decode(text), check or (lambda: None), binary)
         if binary.taken != len(binary.view):
             raise NotPlainData("malformed message: trailing bytes")
@@ -255,7 +231,7 @@ def from_wire(body, check: Callable[[], None] | None = None):
         raise NotPlainData(f"malformed message: {type(exc).__name__}: {str(exc)[:100]}") from None
 
 
-def _decode_tokens(tokens, check: Callable[[], None], binary: _Binary):
+def _decode_tokens(tokens, check: Callable[[], None], binary: Binary):
     if type(tokens) is not list or len(tokens) % 2 or len(tokens) > 2 * MAX_VALUES:
         raise NotPlainData(f"malformed message, or more than {MAX_VALUES} values")
     stack: list[list] = []  # open containers: [tag, items so far, items still to come]
@@ -276,8 +252,8 @@ def _decode_tokens(tokens, check: Callable[[], None], binary: _Binary):
             value = str(binary.take(payload), "utf-8", "surrogatepass")
         elif tag == LONG_BYTES:
             value = bytes(binary.take(payload))
-        elif tag in _UNPACK:
-            value = _UNPACK[tag](payload, binary)
+        elif tag in UNPACK:
+            value = UNPACK[tag](payload, binary)
             count += len(value)
             if count > MAX_VALUES:
                 raise NotPlainData(f"more than {MAX_VALUES} values")
@@ -320,39 +296,6 @@ def _hashes_next(frame: list) -> bool:
     return frame[0] in "SZ" or (frame[0] == "d" and not len(frame[1]) % 2)
 
 
-def _unpack_json(payload, binary: _Binary) -> list:
-    if type(payload) is not list or not set(map(type, payload)) <= _JSON_EXACT:
-        raise NotPlainData("malformed message: bad packed list")
-    return payload
-
-
-def _unpack_numbers(payload, binary: _Binary) -> list:
-    """The floats back bit for bit; the integers from the positions given, each a whole
-    double of the small range (a length not a multiple of 8 raises ValueError: malformed)."""
-    size, integers = payload
-    doubles = array("d")
-    doubles.frombytes(binary.take(size))
-    values = doubles.tolist()
-    previous = -1
-    for n in integers:
-        if type(n) is not int or not previous < n < len(values):
-            raise NotPlainData("malformed message: bad packed numbers")
-        if not (values[n].is_integer() and -SAFE_INT < values[n] < SAFE_INT):
-            raise NotPlainData("malformed message: bad packed integer")
-        values[n], previous = int(values[n]), n
-    return values
-
-
-def _unpack_ints(size, binary: _Binary) -> list:
-    """64-bit integers (a length not a multiple of 8 raises ValueError: malformed)."""
-    ints = array("q")
-    ints.frombytes(binary.take(size))
-    return ints.tolist()
-
-
-_UNPACK = {PACKED_JSON: _unpack_json, PACKED_NUMBERS: _unpack_numbers, PACKED_INTS: _unpack_ints}
-
-
 def _decode_scalar(tag, payload):
     if tag == "f":
         if type(payload) is float or (type(payload) is str and payload in ("inf", "-inf", "nan")):
@@ -363,7 +306,7 @@ def _decode_scalar(tag, payload):
         raise NotPlainData("malformed message: bad token")
     try:
         return _DECODE_SCALAR[tag](payload)
-    except ValueError:
+    except (ValueError, struct.error):
         raise NotPlainData("malformed message: bad number or bytes") from None
 
 

@@ -152,14 +152,27 @@ def fresh_scratch(uid: int) -> None:
 
 
 def clone_into_new_namespaces() -> int:
-    """os.fork(), except that the child is init of a new PID namespace (pid 1 there) and has
-    its own System V IPC namespace (its shared memory and message queues die with it). Like
-    os.fork it holds the GIL across the call and runs the interpreter's fork hooks (so that,
-    e.g., `random` is reseeded in the child)."""
+    """os.fork(), except that the child is init of a new PID namespace (pid 1 there), with its
+    own System V IPC namespace (its shared memory and message queues die with it) and its own
+    mount namespace, in which it mounts a proc of its PID namespace (`own_proc`). Like os.fork
+    it holds the GIL across the call and runs the interpreter's fork hooks (so that, e.g.,
+    `random` is reseeded in the child)."""
+    flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | signal.SIGCHLD
     _python.PyOS_BeforeFork()
-    pid = _python.syscall(SYS_CLONE, CLONE_NEWPID | CLONE_NEWIPC | signal.SIGCHLD, 0, 0, 0, 0)
+    pid = _python.syscall(SYS_CLONE, flags, 0, 0, 0, 0)
     if pid == 0:
         _python.PyOS_AfterFork_Child()
     else:
         _python.PyOS_AfterFork_Parent()
     return check(pid, "clone")
+
+
+def own_proc() -> None:
+    """In a freshly cloned candidate (still root): a proc of its own PID namespace over the
+    zygote's, so that it sees its own processes only, numbered from 1, never a host PID (the
+    host's PID counter would otherwise carry information from job to job); `subset=pid`
+    leaves out the host-wide files (/proc/stat, /proc/loadavg, /proc/sys ...: fork counts,
+    last PIDs, load) where the kernel allows it (Linux 5.8+)."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    if libc.mount(b"proc", b"/proc", b"proc", flags, b"hidepid=invisible,subset=pid") != 0:
+        _mount("proc", "/proc", "proc", flags)

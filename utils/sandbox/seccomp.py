@@ -4,8 +4,8 @@ The zygote compiles the filter (`build`) and installs it on itself (`install`) a
 its set-up, with no_new_privs; every candidate it forks inherits it, as does everything a
 candidate starts, and no process can remove it. (Installing it once rather than per candidate
 keeps the kernel from compiling a BPF program for every job.) So the filter also allows what
-the zygote needs per job, `mount`/`umount2` for the fresh /tmp and `clone` into new PID and IPC
-namespaces: these need CAP_SYS_ADMIN, which a candidate (an unprivileged uid that can create
+the zygote needs per job, `mount`/`umount2` for the fresh /tmp and the candidate's own proc, and
+`clone` into new PID, IPC and mount namespaces: these need CAP_SYS_ADMIN, which a candidate (an unprivileged uid that can create
 no user namespace) never holds, so the kernel refuses them to candidates anyway.
 
 Default: allow (Python, numpy and the standard library need a wide, version-dependent set of
@@ -40,6 +40,10 @@ DENIED: dict[str, tuple[tuple[str, ...], str]] = {
                                "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
                                "mount_setattr"),
                               "leaving or reshaping the sandbox's namespaces and root"),
+    "page-cache residency": (("mincore", "cachestat", "io_setup", "io_submit"),
+                             ("the page cache is shared by every job on the host: no call that "
+                              "tells whether a file's page is cached (Linux AIO could ask for "
+                              "RWF_NOWAIT reads)")),
     "the system": (("kexec_load", "kexec_file_load", "init_module", "finit_module",
                     "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl",
                     "syslog", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
@@ -48,10 +52,18 @@ DENIED: dict[str, tuple[tuple[str, ...], str]] = {
                    ("host-wide state (most need capabilities a candidate lacks: defence in "
                    "depth)")),
 }
+# Advice about a file's pages in the cache, ignored (the call succeeds and does nothing: it is
+# advice), so that no job can evict a page another job loaded, or load one without reading it:
+# fadvise and readahead entirely; madvise WILLNEED, COLD and PAGEOUT (REMOVE is refused: it is
+# not advice). Reads that fail instead of waiting for a page not in the cache (preadv2 and
+# pwritev2 with RWF_NOWAIT) are refused: they tell whether it was cached.
+IGNORED_ADVICE = ("fadvise64", "fadvise64_64", "readahead")
+MADV_WILLNEED, MADV_REMOVE, MADV_COLD, MADV_PAGEOUT = 3, 9, 20, 21
+RWF_NOWAIT = 0x8
 # clone() with any of these flags (new namespaces) is refused; clone3() passes its flags in
 # memory a filter cannot read, so it answers ENOSYS and the C library falls back to clone().
-NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x10000000, 0x40000000, 0x00000080)
-#                  NEWNS, NEWCGROUP, NEWUTS, NEWUSER, NEWNET, NEWTIME (NEWPID, NEWIPC: above)
+NAMESPACE_FLAGS = (0x02000000, 0x04000000, 0x10000000, 0x40000000, 0x00000080)
+#                  NEWCGROUP, NEWUTS, NEWUSER, NEWNET, NEWTIME (NEWPID, NEWIPC, NEWNS: above)
 FULL_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)  # inet: the empty network ns
 FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet sockets at all
 FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused
@@ -82,6 +94,15 @@ def build(families: tuple[int, ...]) -> bytes:
     for flag in NAMESPACE_FLAGS:
         _add(flt, deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     _add(flt, sc.ERRNO(errno.ENOSYS), "clone3")
+    ignore = sc.ERRNO(0)
+    for name in IGNORED_ADVICE:
+        _add(flt, ignore, name)
+    for advice in (MADV_WILLNEED, MADV_COLD, MADV_PAGEOUT):
+        _add(flt, ignore, "madvise", sc.Arg(2, sc.EQ, advice))
+    _add(flt, deny, "madvise", sc.Arg(2, sc.EQ, MADV_REMOVE))
+    for call in ("preadv2", "pwritev2"):
+        _add(flt, sc.ERRNO(errno.EOPNOTSUPP), call, sc.Arg(5, sc.MASKED_EQ, RWF_NOWAIT,
+                                                             RWF_NOWAIT))
     refuse = sc.ERRNO(errno.EAFNOSUPPORT)
     for call in ("socket", "socketpair"):
         # socket() reads its family as a 32-bit int: a value with high bits set is >= the range
@@ -101,7 +122,7 @@ def _add(flt, action: int, name: str, *args) -> None:
     try:
         flt.add_rule(action, name, *args)
     except (OSError, ValueError):  # a call this architecture does not have
-        if name in ("uselib", "iopl", "ioperm", "vhangup"):
+        if name in ("uselib", "iopl", "ioperm", "vhangup", "cachestat", "fadvise64_64"):
             return
         raise
 

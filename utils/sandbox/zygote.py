@@ -26,6 +26,7 @@ import gc
 import io
 import json
 import marshal
+import mmap
 import os
 import resource
 import signal
@@ -39,11 +40,13 @@ from .limits import (
     FALLBACK,
     FILE_SIZE_LIMIT,
     MEMORY_LIMIT,
+    MRO_SENT,
     OPEN_FILES_LIMIT,
     OUTPUT_CAP,
     PROCESS_LIMIT,
 )
 from .messages import encode_message, read_message, receive_message, remember
+from .protocol import from_wire
 
 PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "typing",
              "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
@@ -139,6 +142,7 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict,
     os.environ.update(CANDIDATE_ENV, HOME=workdir)
     rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if state.full:
+        rootfs.own_proc()
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")  # the OOM killer takes a candidate before the zygote
         uid = request["uid"]
@@ -171,31 +175,76 @@ def _serve_candidate(channel: socket.socket, request: dict) -> None:
 
 
 def _answer(function, args: list, kwargs: dict) -> bytes:
+    """The call's result, or its exception (with its classes, see `_describe`). A result that
+    is not plain data is named alone, so that the trusted side makes it a failure no test can
+    catch, never the TypeError a test might expect."""
     try:
-        return encode_message({"result": function(*args, **kwargs)})
+        result = function(*args, **kwargs)
     except BaseException as exc:  # noqa: BLE001 (SystemExit included: a failure)
         return encode_message({"error": _describe(exc)})
+    try:
+        return encode_message({"result": result})
+    except BaseException as exc:  # noqa: BLE001 (e.g. a rigged __eq__'s class: not plain)
+        return encode_message({"error": _describe(exc)[:2]})
 
 
 def _describe(exc: BaseException) -> list[str]:
+    """[name, message, "module:qualname" of each class of its MRO (the first MRO_SENT)]: the
+    trusted side raises the first standard one of them into the test (`errors`)."""
     try:
         text = str(exc)[:300]
     except BaseException:  # noqa: BLE001 (an exception whose str() fails)
         text = "(no description)"
-    return [type(exc).__name__, text]
+    classes = []
+    for cls in type(exc).__mro__[:MRO_SENT]:
+        try:  # (whatever a candidate's class says: the trusted side looks up standard ones)
+            classes.append(f"{cls.__module__}:{cls.__qualname__}")
+        except BaseException:  # noqa: BLE001, S112 (a class rigged to raise: skipped)
+            continue
+    return [type(exc).__name__, text, *classes]
 
 
 # ---------------------------------------------------------------- the zygote
 
 
-def _take_plan(request: dict, plans: OrderedDict) -> list:
-    """The request's planned calls: sent with it, or kept from an earlier job under its key
-    (the slot mirrors which keys are kept). Each candidate gets copies of its own (fork)."""
-    key = request["calls_key"]
+def _receive_mapped(control: socket.socket, size: int) -> mmap.mmap | None:
+    """`size` bytes of job data from the control line, received straight into a memory map
+    of their own (no Python object holds them), which the zygote unmaps when done."""
+    if not size:
+        return None
+    mapped = mmap.mmap(-1, size)
+    with memoryview(mapped) as view:
+        got = 0
+        while got < size:
+            chunk = control.recv_into(view[got:])
+            if not chunk:
+                raise EOFError("peer closed")
+            got += chunk
+    return mapped
+
+
+def _take_plan(header: dict, control: socket.socket, plans: OrderedDict) -> mmap.mmap | None:
+    """The job's planned calls (marshalled, in a memory map): sent with it, or kept from an
+    earlier job under its key (the slot mirrors which keys are kept)."""
+    key = header["calls_key"]
     if not key:
-        return []
-    remember(plans, key, marshal.loads(request["calls"]) if "calls" in request else plans[key])
+        return None
+    sent = _receive_mapped(control, header["calls"])
+    kept = dict(plans)
+    remember(plans, key, sent or plans[key])
+    for old_key, mapped in kept.items():
+        if old_key not in plans:
+            mapped.close()
     return plans[key]
+
+
+def _only_this_job(plans: OrderedDict, plan: mmap.mmap | None) -> None:
+    """In a candidate: unmap every plan but its own, so its memory holds its job's data only
+    (the zygote's other state never held a test or another job's program)."""
+    for mapped in plans.values():
+        if mapped is not plan:
+            mapped.close()
+    plans.clear()
 
 
 def _reap() -> None:
@@ -206,14 +255,21 @@ def _reap() -> None:
         pass
 
 
-def _spawn(request: dict, fds: list[int], state: State) -> int:
-    """Fork the candidate for `request`, whose planned calls `_take_plan` has filled in."""
+def _spawn(header: dict, job: mmap.mmap, plan: mmap.mmap | None, plans: OrderedDict,
+           fds: list[int], state: State) -> int:
+    """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
     if state.full:
-        rootfs.fresh_scratch(request["uid"])
+        rootfs.fresh_scratch(header["uid"])
     pid = rootfs.clone_into_new_namespaces() if state.full else os.fork()
     if pid == 0:
         channel = socket.socket(fileno=fds[0])
         try:
+            _only_this_job(plans, plan)
+            request = {**header, **from_wire(job[:]), "calls": []}
+            job.close()
+            if plan is not None:
+                request["calls"] = marshal.loads(plan)
+                plan.close()
             _enter_candidate(channel, fds[1], request, state)
             _serve_candidate(channel, request)
         finally:
@@ -231,16 +287,18 @@ def serve(level: str, control: socket.socket, uid: int) -> None:
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
     group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
     control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
-    plans: OrderedDict[str, list] = OrderedDict()  # planned calls of recent jobs, by key
+    plans: OrderedDict[str, mmap.mmap] = OrderedDict()  # recent jobs' planned calls, by key
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(control, 1, 2)
             if not marker or len(fds) != 2:
                 return
-            request = receive_message(control)
-            request["calls"] = _take_plan(request, plans)
+            header = receive_message(control)
+            job = _receive_mapped(control, header["job"])
+            plan = _take_plan(header, control, plans)
             _reap()
-            pid = _spawn(request, fds, state)
+            pid = _spawn(header, job, plan, plans, fds, state)
+            job.close()  # the program leaves the zygote's memory
             pidfd = os.pidfd_open(pid)
             for fd in fds:
                 os.close(fd)
