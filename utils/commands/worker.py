@@ -35,7 +35,7 @@ from lm_eval.utils import simple_parse_args_string
 
 from ..models.registry import register
 from ..models.resume import CompletionLog, ResumableLM
-from . import cli
+from . import cli, fixed_costs
 from .rundirs import (
     DONE_MARKER,
     FAILED_MARKER,
@@ -147,6 +147,7 @@ def record_load(ckpt_dir: Path, node: str):
 def run_unit(spec: dict) -> None:
     """Every pair of the unit, in order; markers say how each ended."""
     register()
+    fixed_costs.once_per_process()
     PooledResumableLM.on_load = record_load(Path(spec["checkpoint_dir"]), spec["node"])
     for pair in spec["pairs"]:
         pair_dir = Path(pair["dir"])
