@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..core.data import read_jsonl
 from ..models.replay import loglikelihood_rows
+from .inprocess import run_lm_eval
 from .rundirs import (
     CHECKPOINT_FILE,
     PAIR_LOG,
@@ -88,21 +89,7 @@ def rescore_results(results_file: Path, output: Path) -> bool:
     command = lm_eval_command(
         "replay", {"completions": str(completions)}, replay_flags(results), output
     )
-    return run_in_process(command, output / PAIR_LOG)
-
-
-def run_in_process(command: list[str], log_file: Path) -> bool:
-    """`evalpack` `command` run in this process (imports and the task index are paid once for
-    all runs), its output appended to `log_file`; whether it saved its results."""
-    from .worker import output_into, run_pair
-
-    pair = {"dir": str(log_file.parent), "command": command[2:], "argv": ["run", *command[3:]]}
-    with output_into(log_file):
-        ok, reason = run_pair(pair, "local")
-    if not ok:
-        with open(log_file, "a", encoding="utf-8") as fh:
-            fh.write(f"error: {reason}\n")
-    return ok
+    return run_lm_eval(command[3:], output / PAIR_LOG) is None
 
 
 def selected(files: list[Path], tasks: list[str] | None) -> list[Path]:

@@ -36,6 +36,7 @@ from lm_eval.utils import simple_parse_args_string
 from ..models.registry import register
 from ..models.resume import CompletionLog, ResumableLM
 from . import cli, fixed_costs
+from .inprocess import output_into, reason_of
 from .rundirs import (
     DONE_MARKER,
     FAILED_MARKER,
@@ -87,33 +88,6 @@ def die_with_parent(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         sys.exit(1)
-
-
-@contextlib.contextmanager
-def output_into(log_file: Path):
-    """File descriptors 1 and 2 (so also lm-eval's logging, tqdm and child processes) appended
-    to `log_file` for the duration."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with open(log_file, "a", encoding="utf-8") as fh:
-        os.dup2(fh.fileno(), 1)
-        os.dup2(fh.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-
-
-def reason_of(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
 def run_pair(pair: dict, node: str) -> tuple[bool, str]:
