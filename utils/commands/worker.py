@@ -7,7 +7,9 @@ ordinary `evalpack run` (same flags, same `--output_path` layout, same `resumabl
 log), but under the model name `resumable-pooled`, which hands out the model this process
 loaded for the first pair. Each pair's output (lm-eval's log, tracebacks, the output of the
 sandbox) goes into that pair's `lm_eval.log`; a pair that fails leaves a `failed` file with the
-reason line, and the worker goes on with the next pair. Every model load is recorded in
+reason line, and the worker goes on with the next pair. A served model's pairs run side by side
+instead, as one stream of requests (`stream`; each copy of the pooled model keeps its own
+pair's completion log). Every model load is recorded in
 `<checkpoint>/workers.jsonl` (node, pid, seconds), which the benchmark counts.
 
 The worker asks the kernel to kill it when the process that started it dies (a Ray worker
@@ -117,7 +119,7 @@ def run_pair(pair: dict, node: str, out=None) -> tuple[bool, str]:
     pair_dir = Path(pair["dir"])
     out = out or sys.stderr
     out.write(f"$ {' '.join(pair['command'])}\n# in evalpack worker {os.getpid()} on "
-                     f"node {node}, model shared with the checkpoint's other tasks here\n")
+              f"node {node}, model shared with the checkpoint's other tasks here\n")
     try:
         args = cli.EvalpackCLI().parse(pair["argv"])
         cli.execute(args)
@@ -149,7 +151,7 @@ def streams(model: str | None) -> bool:
         return False
     try:
         return bool(getattr(get_model(model), "keys_each_repeat", False))
-    except ValueError:  # unknown name: the pair says so
+    except (KeyError, ValueError):  # unknown name: the pair says so
         return False
 
 

@@ -60,9 +60,8 @@ class Slots:
 
     @contextlib.contextmanager
     def held(self, priority: int = 0, stopped: Callable[[], bool] = lambda: False):
-        """Hold a slot for the duration; gives up waiting (raising `Stopped` from `stopped`'s
-        owner is the caller's business: here it just returns without a slot) when `stopped()`
-        turns true."""
+        """Hold a slot for the duration; yields True, or False without a slot when `stopped()`
+        turned true while waiting (the caller then sends nothing)."""
         if not self._acquire(priority, stopped):
             yield False
             return
