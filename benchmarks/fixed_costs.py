@@ -32,12 +32,12 @@ WITH_BUILTINS = ("from evalpack.commands import fixed_costs; "
 MAIN = "from evalpack.commands.cli import main; main({argv!r})"
 # (label, function name in the profile, file it is defined in)
 PHASES = [
-    ("lm-eval task manager (index)", "__init__", "lm_eval/tasks/manager.py"),
-    ("task build (dataset, few-shot)", "load", "lm_eval/tasks/manager.py"),
-    ("model construction", "create_from_arg_obj", "lm_eval/api/model.py"),
-    ("torch import (lm-eval's seeding)", "set_torch_seed", "lm_eval/utils.py"),
-    ("environment report (torch collect_env)", "add_env_info", "lm_eval/loggers/utils.py"),
-    ("evaluate (requests, model, scoring)", "evaluate", "lm_eval/evaluator.py"),
+    ("imports (the pack, lm-eval)", "<module>", "utils/commands/cli.py"),
+    ("task index (YAML files read)", "build", "lm_eval/tasks/_index.py"),
+    ("lm-eval's simple_evaluate, in all:", "simple_evaluate", "lm_eval/evaluator.py"),
+    ("  torch import (lm-eval's seeding)", "set_torch_seed", "lm_eval/utils.py"),
+    ("  environment report (torch collect_env)", "add_env_info", "lm_eval/loggers/utils.py"),
+    ("  tasks built (dataset, few-shot)", "load", "lm_eval/tasks/manager.py"),
 ]
 
 

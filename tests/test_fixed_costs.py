@@ -56,3 +56,21 @@ def test_the_environment_report_is_computed_once_per_worker(monkeypatch):
     fixed_costs.once_per_process()
     assert collect_env.get_pretty_env_info() == collect_env.get_pretty_env_info() == "env"
     assert len(calls) == 1
+
+
+def test_templates_render_as_lm_evals_and_compile_once():
+    original = lm_eval.utils.env.from_string
+    doc = {"input": "not ( True ) and ( True ) is", "target": "False", "n": 3}
+    templates = ["Q: {{input}}\nA:", " {{target}}", "{{ input | regex_replace('True', 'T') }}",
+                 "{% if n > 2 %}many{% endif %}\n", "{{input}}"]
+    for template in templates:
+        assert fixed_costs.apply_template(template, doc) == original(template).render(**doc)
+    before = fixed_costs.compiled.cache_info().hits
+    fixed_costs.apply_template("Q: {{input}}\nA:", {"input": "other"})
+    assert fixed_costs.compiled.cache_info().hits == before + 1
+    try:
+        fixed_costs.apply_template("{{missing}}", doc)
+    except Exception as exc:  # noqa: BLE001
+        assert type(exc).__name__ == "UndefinedError"
+    else:
+        raise AssertionError("an undefined field rendered")
