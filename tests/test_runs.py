@@ -303,6 +303,18 @@ def test_rescoring_a_saved_run_gives_the_same_metrics(leaderboard, mirror, tmp_p
     assert len(flex) == 2 and max(flex) > 0  # real answers were scored, not just empty ones
 
 
+@requires_shared
+def test_rescoring_a_subset_of_tasks(leaderboard, mirror, tmp_path, caplog):
+    source = leaderboard["root"] / "board" / "qwen"
+    with caplog.at_level(logging.INFO, logger="evalpack.rescore"):
+        assert rescoring.rescore(source, tmp_path, ["minerva_math_tulu_geometry"]) == []
+    assert [p.parent.parent.name for p in rundirs.results_files(tmp_path)] == [
+        "minerva_math_tulu_geometry"]
+    assert "rescored minerva_math_tulu_geometry in " in caplog.text
+    with pytest.raises(ValueError, match="no run under .* names gsm8k_tulu"):
+        rescoring.rescore(source, tmp_path, ["gsm8k_tulu"])
+
+
 def test_rescoring_needs_sample_logs(tmp_path):
     (tmp_path / "results_x.json").write_text(json.dumps({"configs": {"t": {}}}))
     with pytest.raises(FileNotFoundError, match="--log_samples"):

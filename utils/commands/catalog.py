@@ -28,11 +28,11 @@ _PlainLoader.add_constructor("!function", lambda loader, node: loader.construct_
 
 @cache
 def task_index(include_path: str | None = None) -> dict:
-    """lm-eval's index of the tasks under `include_path` (default: the pack's own)."""
-    from lm_eval.tasks import TaskManager
+    """lm-eval's index of the tasks under `include_path` (default: the pack's own), as its
+    `TaskManager(include_path, include_defaults=False)` builds it; built once per process."""
+    from lm_eval.tasks._index import TaskIndex
 
-    path = include_path or str(tasks_dir())
-    return TaskManager(include_path=path, include_defaults=False).task_index
+    return TaskIndex.build([Path(include_path or tasks_dir())])
 
 
 def _read_with_includes(path: Path) -> dict:

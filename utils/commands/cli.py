@@ -22,7 +22,7 @@ from lm_eval._cli.harness import HarnessCLI
 
 from ..core.resources import tasks_dir
 from ..models.registry import register as register_models
-from . import catalog, console
+from . import catalog, console, fixed_costs
 from .subcommands import PACK_COMMANDS
 
 log = logging.getLogger("evalpack")
@@ -124,14 +124,18 @@ def check_chat_settings(args: argparse.Namespace) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run the parsed command: lm-eval's (with the pack's include path) or the pack's."""
+    """Run the parsed command: lm-eval's (with the pack's include path; a run whose tasks are
+    all on it never indexes lm-eval's built-in tasks) or the pack's."""
     if getattr(args, "pack_command", None):
         return args.func(args)
     if getattr(args, "include_path", "") is None:
         args.include_path = str(tasks_dir())
-    if getattr(args, "command", None) == "run":
-        check_chat_settings(args)
-    args.func(args)
+    if getattr(args, "command", None) != "run":
+        args.func(args)
+        return 0
+    check_chat_settings(args)
+    with fixed_costs.pack_only(requested_tasks(args), args.include_path):
+        args.func(args)
     return 0
 
 

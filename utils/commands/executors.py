@@ -65,7 +65,8 @@ def unit_spec(unit: Unit, output: Path, extra: list[str]) -> dict:
             "argv": ["run", *pair_argv(unit.checkpoint, entry, pair_dir, POOLED)],
         })
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
-    return {"checkpoint_dir": str(ckpt_dir), "pairs": pairs, "env": env}
+    return {"checkpoint_dir": str(ckpt_dir), "model": unit.checkpoint["model"], "pairs": pairs,
+            "env": env}
 
 
 def start_worker(spec: dict, node: str) -> subprocess.Popen:

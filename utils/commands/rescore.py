@@ -1,14 +1,18 @@
 """`evalpack rescore`: every metric of a saved run recomputed from its per-sample logs, by
-replaying the logged responses through lm-eval with the current scorers (no model)."""
+replaying the logged responses through lm-eval with the current scorers (no model). The runs
+are replayed one after the other in this process (each run's output in its `lm_eval.log`), so
+imports and the task index are paid once, not per run."""
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 
 from ..core.data import read_jsonl
 from ..models.replay import loglikelihood_rows
+from .inprocess import run_lm_eval
 from .outcome import run_problem
 from .plan import PLAN_FILE
 from .rundirs import (
@@ -18,7 +22,6 @@ from .rundirs import (
     reason_line,
     requested_tasks,
     results_files,
-    run_logged,
 )
 
 log = logging.getLogger("evalpack.rescore")
@@ -88,7 +91,7 @@ def rescore_results(results_file: Path, output: Path) -> bool:
     command = lm_eval_command(
         "replay", {"completions": str(completions)}, replay_flags(results), output
     )
-    if run_logged(command, output / PAIR_LOG) != 0:
+    if run_lm_eval(command[3:], output / PAIR_LOG) is not None:
         return False
     problem = run_problem(output)  # a primary metric that is NaN is no rescored run
     if problem:
@@ -97,18 +100,32 @@ def rescore_results(results_file: Path, output: Path) -> bool:
     return problem is None
 
 
-def rescore(source: Path, output: Path) -> list[Path]:
-    """Rescore every run under `source` into the same layout under `output`; the runs that
-    failed. Checkpoint descriptions (and a board's plan) are copied so that `report` names rows
-    the same way and shows the same suite."""
+def selected(files: list[Path], tasks: list[str] | None) -> list[Path]:
+    """The result files of runs that named one of `tasks` (all of them without `tasks`)."""
+    if not tasks:
+        return files
+    wanted = set(tasks)
+    return [f for f in files if wanted & set(requested_tasks(json.loads(f.read_text("utf-8"))))]
+
+
+def rescore(source: Path, output: Path, tasks: list[str] | None = None) -> list[Path]:
+    """Rescore every run under `source` (or those of `tasks`) into the same layout under
+    `output`, each timed; the runs that failed. Checkpoint descriptions (and a board's plan) are
+    copied so that `report` names rows the same way and shows the same suite."""
     failed = []
     files = results_files(source)
     if not files:
         raise FileNotFoundError(f"no lm-eval results_*.json under {source}")
+    files = selected(files, tasks)
+    if not files:
+        raise ValueError(f"no run under {source} names {', '.join(tasks or [])}")
     for number, results_file in enumerate(files, start=1):
         relative = results_file.parent.relative_to(source)
-        log.info("[%d/%d] rescoring %s", number, len(files), results_file)
-        if not rescore_results(results_file, output / relative.parent):
+        start = time.monotonic()
+        ok = rescore_results(results_file, output / relative.parent)
+        log.info("[%d/%d] rescored %s in %.1f s", number, len(files), relative.parent,
+                 time.monotonic() - start)
+        if not ok:
             pair_log = output / relative.parent / PAIR_LOG
             log.error("rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log),
                       pair_log)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -43,15 +42,6 @@ def lm_eval_command(
         as_text = json.dumps(model_args) if isinstance(model_args, dict) else str(model_args)
         command += ["--model_args", as_text]
     return command + flags + ["--output_path", str(output), "--log_samples"]
-
-
-def run_logged(command: list[str], log_file: Path) -> int:
-    """Run `command` with its output appended to `log_file`; its exit status."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_file, "a", encoding="utf-8") as fh:
-        fh.write(f"$ {' '.join(command)}\n")
-        fh.flush()
-        return subprocess.run(command, stdout=fh, stderr=subprocess.STDOUT, check=False).returncode
 
 
 def results_files(root: Path) -> list[Path]:

@@ -127,11 +127,14 @@ class Rescore(PackCommand):
     examples = """
         evalpack rescore board                       # -> board_rescored/
         evalpack rescore out/ --output out_rescored  # any lm-eval --output_path
+        evalpack rescore board --tasks gsm8k_tulu,ifeval_tulu   # only these tasks' runs
     """
 
     def _add_args(self) -> None:
         self._parser.add_argument("dir", help="an lm-eval --output_path or a leaderboard directory")
         self._parser.add_argument("--output", help="where the rescored runs go (default: DIR_rescored)")
+        self._parser.add_argument("--tasks", help="comma-separated: rescore only the runs of these "
+                                  "tasks or groups (default: every run)")
         self._parser.set_defaults(handler=rescore_run)
 
 
@@ -236,7 +239,8 @@ def terminate_as_interrupt(signum, frame) -> None:
 def rescore_run(args: argparse.Namespace) -> int:
     source = Path(args.dir)
     output = Path(args.output) if args.output else source.with_name(source.name + "_rescored")
-    failed = rescore.rescore(source, output)
+    tasks = [t for t in (args.tasks or "").split(",") if t]
+    failed = rescore.rescore(source, output, tasks)
     if failed:
         log.error("rescoring failed for %d run(s) (listed above); the others are under %s",
                   len(failed), output)

@@ -7,7 +7,9 @@ ordinary `evalpack run` (same flags, same `--output_path` layout, same `resumabl
 log), but under the model name `resumable-pooled`, which hands out the model this process
 loaded for the first pair. Each pair's output (lm-eval's log, tracebacks, the output of the
 sandbox) goes into that pair's `lm_eval.log`; a pair that fails leaves a `failed` file with the
-reason line, and the worker goes on with the next pair. Every model load is recorded in
+reason line, and the worker goes on with the next pair. A served model's pairs run side by side
+instead, as one stream of requests (`stream`; each copy of the pooled model keeps its own
+pair's completion log). Every model load is recorded in
 `<checkpoint>/workers.jsonl` (node, pid, seconds), which the benchmark counts.
 
 The worker asks the kernel to kill it when the process that started it dies (a Ray worker
@@ -17,6 +19,7 @@ on a node that was stopped), so a retry elsewhere never races with a leftover wr
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import json
 import logging
@@ -24,6 +27,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -35,7 +39,9 @@ from lm_eval.utils import simple_parse_args_string
 
 from ..models.registry import register
 from ..models.resume import CompletionLog, ResumableLM
-from . import cli
+from ..models.slots import reached_model
+from . import cli, fixed_costs, stream
+from .inprocess import output_into, reason_of
 from .outcome import run_problem
 from .rundirs import (
     DONE_MARKER,
@@ -58,6 +64,7 @@ class PooledResumableLM(ResumableLM):
     loaded: ClassVar[dict[str, LM]] = {}
     load_errors: ClassVar[dict[str, BaseException]] = {}
     on_load = None  # called with (key, seconds) after each load
+    load_lock = threading.Lock()  # pairs run side by side (`stream`) load it once too
 
     def __init__(self, model: str, log: str, model_args: str | dict | None = None,
                  **additional_config) -> None:
@@ -66,6 +73,17 @@ class PooledResumableLM(ResumableLM):
             model_args = simple_parse_args_string(model_args or "")
         run_level = {k: v for k, v in additional_config.items() if k not in model_args}
         key = json.dumps([model, model_args, run_level], sort_keys=True, default=str)
+        with self.load_lock:
+            self.inner = self.shared(key, model, model_args, run_level)
+        if getattr(self.inner, "keys_each_repeat", False):
+            # a served backend, used by pairs side by side: each pair's own copy holds that
+            # pair's completion log; the copies share the connection settings and `slots`
+            self.inner = copy.copy(self.inner)
+        self.log = CompletionLog(Path(log))
+        self.inner.set_cache_hook(self.log)
+
+    def shared(self, key: str, model: str, model_args: dict, run_level: dict) -> LM:
+        """The process's model for `key`, built on first use."""
         if key in self.load_errors:
             raise self.load_errors[key]
         if key not in self.loaded:
@@ -77,9 +95,15 @@ class PooledResumableLM(ResumableLM):
                 raise
             if PooledResumableLM.on_load:
                 PooledResumableLM.on_load(model, time.monotonic() - start)
-        self.inner = self.loaded[key]
-        self.log = CompletionLog(Path(log))
-        self.inner.set_cache_hook(self.log)
+        return self.loaded[key]
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        reached_model()
+        return super().generate_until(requests, disable_tqdm)
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        reached_model()
+        return super().loglikelihood(requests, disable_tqdm)
 
 
 def die_with_parent(parent: int) -> None:
@@ -90,38 +114,13 @@ def die_with_parent(parent: int) -> None:
         sys.exit(1)
 
 
-@contextlib.contextmanager
-def output_into(log_file: Path):
-    """File descriptors 1 and 2 (so also lm-eval's logging, tqdm and child processes) appended
-    to `log_file` for the duration."""
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = os.dup(1), os.dup(2)
-    with open(log_file, "a", encoding="utf-8") as fh:
-        os.dup2(fh.fileno(), 1)
-        os.dup2(fh.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-
-
-def reason_of(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
-
-
-def run_pair(pair: dict, node: str) -> tuple[bool, str]:
-    """One pair as `evalpack run` with the pooled model; (ok, reason if not)."""
+def run_pair(pair: dict, node: str, out=None) -> tuple[bool, str]:
+    """One pair as `evalpack run` with the pooled model; (ok, reason if not). Its command
+    line and a traceback go to `out` (default: stderr)."""
     pair_dir = Path(pair["dir"])
-    sys.stderr.write(f"$ {' '.join(pair['command'])}\n# in evalpack worker {os.getpid()} on "
-                     f"node {node}, model shared with the checkpoint's other tasks here\n")
+    out = out or sys.stderr
+    out.write(f"$ {' '.join(pair['command'])}\n# in evalpack worker {os.getpid()} on "
+              f"node {node}, model shared with the checkpoint's other tasks here\n")
     try:
         args = cli.EvalpackCLI().parse(pair["argv"])
         cli.execute(args)
@@ -129,7 +128,7 @@ def run_pair(pair: dict, node: str) -> tuple[bool, str]:
         if exc.code not in (0, None):
             return False, f"lm-eval exited with status {exc.code}"
     except Exception as exc:  # noqa: BLE001  (a pair's failure must not end the unit)
-        traceback.print_exc()
+        traceback.print_exc(file=out)
         return False, reason_of(exc)
     problem = run_problem(pair_dir)  # no results, or a primary metric that is NaN
     if problem:
@@ -149,22 +148,50 @@ def record_load(ckpt_dir: Path, node: str):
     return record
 
 
-def run_unit(spec: dict) -> None:
-    """Every pair of the unit, in order; markers say how each ended."""
-    register()
-    PooledResumableLM.on_load = record_load(Path(spec["checkpoint_dir"]), spec["node"])
-    for pair in spec["pairs"]:
-        pair_dir = Path(pair["dir"])
-        start = time.monotonic()
-        clear_unfinished(pair_dir)
+def streams(model: str | None) -> bool:
+    """Whether a checkpoint's pairs run side by side (`stream`): the pack's served backends,
+    which share their concurrency across runs; an in-process model (hf, vllm, replay) runs its
+    pairs one after the other. `EVALPACK_STREAM=0` turns streaming off."""
+    if not model or os.environ.get("EVALPACK_STREAM", "1") == "0":
+        return False
+    try:
+        return bool(getattr(get_model(model), "keys_each_repeat", False))
+    except (KeyError, ValueError):  # unknown name: the pair says so
+        return False
+
+
+def run_marked(pair: dict, node: str, side_by_side: bool) -> None:
+    """One pair, its output in its `lm_eval.log`, and the marker saying how it ended."""
+    pair_dir = Path(pair["dir"])
+    start = time.monotonic()
+    clear_unfinished(pair_dir)
+    if side_by_side:
+        with stream.logging_into(pair_dir / PAIR_LOG) as out:
+            ok, reason = run_pair(pair, node, out)
+    else:
         with output_into(pair_dir / PAIR_LOG):
-            ok, reason = run_pair(pair, spec["node"])
-        if ok:
-            marker = {"command": pair["command"], "node": spec["node"], "pid": os.getpid(),
-                      "seconds": round(time.monotonic() - start, 3)}
-            (pair_dir / DONE_MARKER).write_text(json.dumps(marker), encoding="utf-8")
-        else:
-            (pair_dir / FAILED_MARKER).write_text(reason + "\n", encoding="utf-8")
+            ok, reason = run_pair(pair, node)
+    if ok:
+        marker = {"command": pair["command"], "node": node, "pid": os.getpid(),
+                  "seconds": round(time.monotonic() - start, 3), "side_by_side": side_by_side}
+        (pair_dir / DONE_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+    else:
+        (pair_dir / FAILED_MARKER).write_text(reason + "\n", encoding="utf-8")
+
+
+def run_unit(spec: dict) -> None:
+    """Every pair of the unit, side by side for a served model (`stream`), else in order;
+    markers say how each ended."""
+    register()
+    fixed_costs.once_per_process()
+    PooledResumableLM.on_load = record_load(Path(spec["checkpoint_dir"]), spec["node"])
+    side_by_side = spec.get("stream", streams(spec.get("model")))
+    if side_by_side:
+        stream.run_side_by_side(spec["pairs"],
+                                lambda pair: run_marked(pair, spec["node"], True))
+        return
+    for pair in spec["pairs"]:
+        run_marked(pair, spec["node"], False)
 
 
 def main(argv: list[str]) -> int:

@@ -50,6 +50,7 @@ from .dispatch import Dispatch, Failed
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
 from .outage import Outage, is_connection_failure
 from .requests import cut_at_stops, repeat_numbers, stop_strings
+from .slots import Slots, current_priority
 
 log = logging.getLogger(__name__)
 
@@ -178,6 +179,8 @@ class ServedGeneration:
         self.url = url
         self.base_seed = default_base_seed() if seed is None else int(seed)
         self.num_concurrent = max(1, int(num_concurrent))
+        # the model's requests in flight, shared by runs that use it at once (`slots`)
+        self.slots = Slots(self.num_concurrent)
         self.retries = int(max_retries)
         self.retry_delay = float(retry_delay)
         self.timeout = float(timeout)
@@ -207,8 +210,9 @@ class ServedGeneration:
         # built before anything is sent, so a prompt the server cannot take fails up front
         payloads = {job.index: self.build_payload(job) for job in pending}
         failures: list[tuple[Job, Exception]] = []
-        dispatch = Dispatch(lambda job, d: self._answer(job, payloads[job.index], d), pending,
-                            self.num_concurrent, (requests.RequestException, BadResponse))
+        priority = current_priority()
+        dispatch = Dispatch(lambda job, d: self._answer(job, payloads[job.index], d, priority),
+                            pending, self.num_concurrent, (requests.RequestException, BadResponse))
         with tqdm(total=len(pending), desc=self.url, disable=disable_tqdm) as bar:
             try:
                 self._collect(dispatch.results(), answers, failures, bar)
@@ -311,13 +315,16 @@ class ServedGeneration:
                 "completion cache)" if self.cache_hook.dbdict is not None
                 else "run with --use_cache <path> to keep completions across reruns")
 
-    def _answer(self, job: Job, payload: dict, dispatch: Dispatch) -> str:
+    def _answer(self, job: Job, payload: dict, dispatch: Dispatch, priority: int = 0) -> str:
         """The completion for one job, cut at its stop strings; retried with backoff. The
         exception raised at the end carries how many attempts were made."""
         attempt = 0
         while True:
             try:
-                answer = self.parse_answer(self._post(payload, dispatch))
+                with self.slots.held(priority, lambda: dispatch.stopped) as held:
+                    if not held:  # stopped while waiting for a slot
+                        dispatch.check()
+                    answer = self.parse_answer(self._post(payload, dispatch))
                 self.outage.answered()
                 return cut_at_stops(answer, stop_strings(job.gen_kwargs))
             except (requests.RequestException, BadResponse) as exc:

@@ -1,0 +1,111 @@
+"""What a run pays before its first request: a one-document run, today's way (lm-eval's task
+manager indexing all of lm-eval's built-in tasks) and the pack's (only the include path), with
+where the time goes; then the same one-document pair run again and again inside one leaderboard
+worker (model, imports and task index already there).
+
+    EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/fixed_costs.py [--pairs 4]
+
+The one-document run is the issue's: `evalpack --model replay --model_args from_doc=answer
+--tasks gsm8k_tulu --limit 1 --apply_chat_template`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from evalpack.commands.executors import pair_argv
+from evalpack.commands.rundirs import DONE_MARKER
+
+RUN = ["--model", "replay", "--model_args", "from_doc=answer", "--tasks", "gsm8k_tulu",
+       "--limit", "1", "--apply_chat_template"]
+# the old way: every run indexes lm-eval's built-in tasks as well
+WITH_BUILTINS = ("from evalpack.commands import fixed_costs; "
+                 "fixed_costs.needs_builtin_tasks = lambda names, path: True; ")
+MAIN = "from evalpack.commands.cli import main; main({argv!r})"
+# (label, function name in the profile, file it is defined in)
+PHASES = [
+    ("imports (the pack, lm-eval)", "<module>", "utils/commands/cli.py"),
+    ("task index (YAML files read)", "build", "lm_eval/tasks/_index.py"),
+    ("lm-eval's simple_evaluate, in all:", "simple_evaluate", "lm_eval/evaluator.py"),
+    ("  torch import (lm-eval's seeding)", "set_torch_seed", "lm_eval/utils.py"),
+    ("  environment report (torch collect_env)", "add_env_info", "lm_eval/loggers/utils.py"),
+    ("  tasks built (dataset, few-shot)", "load", "lm_eval/tasks/manager.py"),
+]
+
+
+def timed(code: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def breakdown(prefix: str, scratch: Path) -> dict[str, float]:
+    """Cumulative seconds of each phase of the one-document run, from a cProfile of it."""
+    profile, script = scratch / "run.prof", scratch / "run.py"
+    script.write_text(prefix + MAIN.format(argv=RUN))
+    subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), str(script)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stats = pstats.Stats(str(profile)).stats
+    total = max(entry[3] for entry in stats.values())
+    found = {"total (profiled)": total}
+    for label, function, where in PHASES:
+        found[label] = sum(entry[3] for (file, _, name), entry in stats.items()
+                           if name == function and file.endswith(where))
+    return found
+
+
+def worker_pairs(count: int, scratch: Path) -> list[float]:
+    """Seconds of each of `count` identical one-document pairs run by one worker."""
+    ckpt = {"name": "replay", "model": "replay", "model_args": "from_doc=answer"}
+    entry = {"task": "gsm8k_tulu", "chat": True, "args": ["--limit", "1"]}
+    pairs = []
+    for number in range(count):
+        pair_dir = scratch / "board" / f"pair{number}"
+        pairs.append({"task": entry["task"], "dir": str(pair_dir), "command": ["evalpack"],
+                      "argv": ["run", *pair_argv(ckpt, entry, pair_dir, "resumable-pooled")]})
+    spec = {"checkpoint_dir": str(scratch / "board"), "pairs": pairs, "env": {},
+            "node": "local", "parent": os.getpid()}
+    subprocess.run([sys.executable, "-m", "evalpack.commands.worker", json.dumps(spec)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [json.loads((Path(p["dir"]) / DONE_MARKER).read_text())["seconds"] for p in pairs]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=4, help="pairs run by one worker")
+    args = parser.parse_args()
+    if not os.environ.get("EVALPACK_DATA_DIR"):
+        sys.exit("set EVALPACK_DATA_DIR (the offline mirror, e.g. ../shared/data)")
+    with tempfile.TemporaryDirectory(prefix="fixed-costs-") as tmp:
+        scratch = Path(tmp)
+        pack_import = timed("import evalpack.commands.cli")
+        old = timed(WITH_BUILTINS + MAIN.format(argv=RUN))
+        new = timed(MAIN.format(argv=RUN))
+        print(f"python -c 'import evalpack.commands.cli': {pack_import:6.2f} s")
+        print(f"one-document run, lm-eval's built-in tasks indexed (before): {old:6.2f} s")
+        print(f"one-document run, the include path only (now):               {new:6.2f} s "
+              f"= import + {new - pack_import:.2f} s")
+        rows = [breakdown(WITH_BUILTINS, scratch), breakdown("", scratch)]
+        print("\nwhere the time goes (cProfile, cumulative seconds; profiling slows Python code)")
+        print(f"{'phase':42s} {'before':>8s} {'now':>8s}")
+        for label in rows[0]:
+            print(f"{label:42s} {rows[0][label]:8.2f} {rows[1][label]:8.2f}")
+        seconds = worker_pairs(args.pairs, scratch)
+        print(f"\n{args.pairs} one-document pairs in one leaderboard worker (done markers' "
+              f"seconds): {', '.join(f'{s:.2f}' for s in seconds)}")
+        later = seconds[1:] or seconds
+        print(f"a pair after the first (model, imports, task index in place): "
+              f"{sum(later) / len(later):.2f} s, everything of the pair included")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""One served checkpoint of a suite against a simulated continuous-batching server: its pairs
+one after the other (today's way before the stream) vs one stream of work (`stream`), in one
+run.
+
+    EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/stream.py \\
+        [--limit 10] [--slots 256] [--tokens-per-second 30] [--prefill-ms 0.02]
+
+The server (OpenAI chat completions on 127.0.0.1) behaves like vLLM's scheduler seen from the
+client: at most `--slots` sequences in flight (others queue), each generating at a fixed
+tokens/s after a prefill that costs `--prefill-ms` per prompt token (4 characters a token).
+Each answer is a real model output from `../shared/reference/outputs/` of the request's
+benchmark (the request's seed names its task: the client derives it from (task, doc, repeat)),
+so response lengths follow each task's real distribution (tasks without recorded outputs draw
+from all of them), capped at the request's `max_tokens`.
+
+Printed for each way: wall time, the server's busy fraction (time with at least slots - k
+sequences in flight / wall time, k = `--slack`), the ideal (the server's total sequence-seconds
+/ slots: every slot busy from the first request to the last) and how far the wall time is from
+it. The tasks are the suite's generation tasks that a chat server can run (multiple-choice
+tasks need log-likelihoods and AlpacaEval a judge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from evalpack.commands import catalog, executors
+from evalpack.commands.rundirs import DONE_MARKER, FAILED_MARKER
+from evalpack.models.served import request_seed
+
+REPO = Path(__file__).resolve().parents[1]
+OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
+SEED = 1234
+# task-name prefix -> the file of real outputs whose lengths it gets
+FAMILIES = {"gsm8k": "gsm8k", "minerva_math": "math", "bbh": "bbh", "codex_humaneval": "humaneval",
+            "ifeval": "ifeval"}
+NOT_SERVABLE = {"mmlu_mc_tulu", "truthfulqa_tulu", "alpaca_eval_v2_tulu"}  # log-likelihood, judge
+REPEATS = {"codex_humaneval_tulu": 20, "codex_humanevalplus_tulu": 20}
+
+
+class SimulatedEngine:
+    """Slots, per-sequence speed, prefill cost; records every sequence's (start, end)."""
+
+    def __init__(self, slots: int, tokens_per_second: float, prefill: float,
+                 answers: dict[int, str]) -> None:
+        self.slots = threading.BoundedSemaphore(slots)
+        self.size, self.speed, self.prefill, self.answers = slots, tokens_per_second, prefill, answers
+        self.spans: list[tuple[float, float]] = []
+        self.lock = threading.Lock()
+
+    def complete(self, payload: dict) -> str:
+        text = self.answers.get(payload.get("seed"), self.answers["default"])
+        tokens = min(max(1, len(text) // 4), int(payload.get("max_tokens", 10**6)))
+        prompt_tokens = len(json.dumps(payload["messages"])) // 4
+        with self.slots:
+            start = time.monotonic()
+            time.sleep(prompt_tokens * self.prefill + tokens / self.speed)
+            with self.lock:
+                self.spans.append((start, time.monotonic()))
+        return text[: tokens * 4]
+
+    def handler(self):
+        engine = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send({"data": [{"id": "sim", "max_model_len": 1 << 20}]})
+
+            def do_POST(self) -> None:
+                payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                text = engine.complete(payload)
+                self._send({"choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": text}}]})
+
+            def _send(self, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def real_outputs() -> dict[str, list[str]]:
+    found = {}
+    for family in set(FAMILIES.values()):
+        with open(OUTPUTS / f"{family}.jsonl", encoding="utf-8") as fh:
+            found[family] = [json.loads(line)["completion"] for line in fh if line.strip()]
+    found["default"] = [text for texts in found.values() for text in texts]
+    return found
+
+
+def answers_by_seed(tasks: list[str], limit: int) -> dict:
+    """The answer the server gives each (task, doc, repeat)'s seed: a real output of the
+    task's benchmark, picked by the seed."""
+    outputs = real_outputs()
+    answers = {"default": outputs["default"][0]}
+    for task in tasks:
+        config = catalog.task_config(task)
+        leaves = catalog.members(config) or [task]
+        family = next((f for prefix, f in FAMILIES.items() if task.startswith(prefix)), "default")
+        for leaf in leaves:
+            for doc in range(limit):
+                for repeat in range(REPEATS.get(task, 1)):
+                    seed = request_seed(SEED, leaf, doc, repeat)
+                    digest = hashlib.sha256(str(seed).encode()).digest()
+                    texts = outputs[family]
+                    answers[seed] = texts[int.from_bytes(digest[:4], "big") % len(texts)]
+    return answers
+
+
+def busy_fraction(spans: list[tuple[float, float]], start: float, end: float, at_least: int):
+    """Share of [start, end] with at least `at_least` sequences in flight."""
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    busy, level, last = 0.0, 0, start
+    for moment, step in events:
+        if level >= at_least:
+            busy += moment - last
+        level, last = level + step, moment
+    return busy / (end - start)
+
+
+def run_way(stream: bool, engine: SimulatedEngine, url: str, entries: list[dict], limit: int,
+            root: Path) -> dict:
+    engine.spans.clear()
+    checkpoint = {"name": "served", "model": "evalpack-chat", "model_args": {
+        "base_url": url, "model": "sim", "num_concurrent": engine.size, "seed": SEED,
+        "timeout": 3600}}
+    board = root / ("stream" if stream else "pairs")
+    spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, ["--limit", str(limit)])
+    spec["stream"] = stream
+    start = time.monotonic()
+    executors.start_worker(spec, "local").wait()
+    wall = time.monotonic() - start
+    pairs = [Path(p["dir"]) for p in spec["pairs"]]
+    return {"wall": wall, "start": start, "end": start + wall, "spans": list(engine.spans),
+            "done": sum((p / DONE_MARKER).is_file() for p in pairs),
+            "failed": [p.name for p in pairs if (p / FAILED_MARKER).is_file()]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", default="tulu_3_dev")
+    parser.add_argument("--limit", type=int, default=10, help="docs per task (subtask)")
+    parser.add_argument("--slots", type=int, default=256, help="sequences in flight")
+    parser.add_argument("--slack", type=int, default=None, help="k (default slots // 10)")
+    parser.add_argument("--tokens-per-second", type=float, default=30.0)
+    parser.add_argument("--prefill-ms", type=float, default=0.02, help="per prompt token")
+    args = parser.parse_args()
+    if not os.environ.get("EVALPACK_DATA_DIR"):
+        sys.exit("set EVALPACK_DATA_DIR (the offline mirror, e.g. ../shared/data)")
+    entries = [e for e in catalog.suite_tasks(catalog.load_suites(), args.suite)
+               if e["task"] not in NOT_SERVABLE]
+    engine = SimulatedEngine(args.slots, args.tokens_per_second, args.prefill_ms / 1000,
+                             answers_by_seed([e["task"] for e in entries], args.limit))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), engine.handler())
+    server.daemon_threads, server.request_queue_size = True, 4096
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    slack = args.slots // 10 if args.slack is None else args.slack
+    print(f"{args.suite}: {', '.join(e['task'] for e in entries)}; --limit {args.limit}; "
+          f"{args.slots} slots, {args.tokens_per_second:g} tokens/s each, prefill "
+          f"{args.prefill_ms:g} ms/token")
+    print(f"{'way':34s} {'wall s':>7s} {'ideal s':>8s} {'over':>6s} "
+          f"{'busy>=' + str(args.slots - slack):>10s} {'requests':>9s} {'pairs':>6s}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="stream-bench-") as tmp:
+            for stream, label in ((False, "pairs one after the other (before)"),
+                                  (True, "one stream (now)")):
+                way = run_way(stream, engine, url, entries, args.limit, Path(tmp))
+                ideal = sum(e - s for s, e in way["spans"]) / args.slots
+                busy = busy_fraction(way["spans"], way["start"], way["end"], args.slots - slack)
+                failed = f" failed: {', '.join(way['failed'])}" if way["failed"] else ""
+                print(f"{label:34s} {way['wall']:7.1f} {ideal:8.1f} "
+                      f"{way['wall'] / ideal - 1:6.0%} {busy:10.0%} {len(way['spans']):9d} "
+                      f"{way['done']:3d}/{len(entries)}{failed}", flush=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main()

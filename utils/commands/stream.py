@@ -1,0 +1,73 @@
+"""A checkpoint's tasks as one stream of work against a served model (used by `worker`).
+
+Run one after the other, each task's generation drains to its slowest request (the server has
+ever fewer requests in flight) and the server then waits while the task is scored and the next
+one is built. Here every pair of a unit runs in its own thread, each still an ordinary
+`evalpack run` with its own results, sample logs, completion log and markers:
+
+* pair k+1 starts building its requests as soon as pair k's requests go out (its first model
+  call), so building is never done twice at once and the first requests go out early;
+* the served model's concurrency is shared by all pairs (`evalpack.models.slots`): the server
+  has `num_concurrent` requests in flight until the checkpoint's last one, and a free slot goes
+  to the earliest task's waiting request, so tasks finish in order and each is scored while the
+  later ones generate;
+* a pair that fails ends its own thread only (and lets the next one start).
+
+lm-eval's and the pack's log records of a pair's thread go to the pair's `lm_eval.log`; output
+written straight to the process's stdout/stderr (progress bars, child processes) goes to the
+worker's log, since the pairs share the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..models.slots import running_as
+
+LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
+JOIN_STEP = 0.5  # seconds; joins are short so that Ctrl-C reaches the main thread
+
+
+@contextlib.contextmanager
+def logging_into(log_file: Path):
+    """Within: log records of this thread appended to `log_file`; yields the open file, for
+    what the pair writes itself (its command line, a traceback)."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    thread = threading.get_ident()
+    with open(log_file, "a", encoding="utf-8", buffering=1) as fh:
+        handler = logging.StreamHandler(fh)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        handler.addFilter(lambda record: record.thread == thread)
+        logging.getLogger().addHandler(handler)
+        try:
+            yield fh
+        finally:
+            logging.getLogger().removeHandler(handler)
+
+
+def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None:
+    """`run_one(pair)` for every pair, each in its own thread, pair k+1 starting when pair k
+    reaches the model (or ends), with requests of earlier pairs first in line."""
+    reached = [threading.Event() for _ in pairs]
+
+    def run(number: int, pair: dict) -> None:
+        if number:
+            reached[number - 1].wait()
+        try:
+            with running_as(number, reached[number].set):
+                run_one(pair)
+        finally:
+            reached[number].set()
+
+    threads = [threading.Thread(target=run, args=(number, pair), daemon=True,
+                                name=f"pair-{pair['task']}")
+               for number, pair in enumerate(pairs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(JOIN_STEP)
