@@ -22,14 +22,8 @@ from judge_stub import JudgeStub, prompt_outputs
 
 from conftest import chat_requests, read_jsonl, replay_eval, task_manager
 from evalpack.core.data import DataError
-from evalpack.scoring.alpaca_judge import (
-    ANNOTATOR,
-    JudgeClient,
-    JudgeSettings,
-    item_of,
-    judge,
-    leaderboard,
-)
+from evalpack.models.judge import JudgeClient, JudgeSettings
+from evalpack.scoring.alpaca_judge import ANNOTATOR, item_of, judge, leaderboard
 from evalpack.tasks import alpaca_eval as hooks
 
 TASK = "alpaca_eval_v2_tulu"

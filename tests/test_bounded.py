@@ -2,7 +2,7 @@ import os
 import threading
 import time
 
-from evalpack.scoring.bounded import BoundExceeded, bounded_map, time_limit
+from evalpack.core.bounded import BoundExceeded, bounded_map, time_limit
 
 
 def _work(item):

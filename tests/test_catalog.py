@@ -6,6 +6,7 @@ merged, `TaskConfig` constructed) without downloading any dataset.
 """
 
 import json
+import logging
 import re
 import subprocess
 import sys
@@ -13,13 +14,17 @@ from pathlib import Path
 
 import pytest
 from lm_eval.api.task import TaskConfig
+from lm_eval.tasks._index import TaskIndex
 from lm_eval.tasks._yaml_loader import load_yaml
 
 from conftest import REPO, TASKS_DIR
 from evalpack.commands import catalog
+from evalpack.core.resources import suites_file
 
 INDEX = catalog.task_index()
-YAML_FILES = sorted(p for p in TASKS_DIR.rglob("*.yaml") if not p.name.startswith("_"))
+SUITES = TASKS_DIR / "suites.yaml"
+YAML_FILES = sorted(p for p in TASKS_DIR.rglob("*.yaml")
+                    if not p.name.startswith("_") and p != SUITES)
 PACK_NAMES = sorted(name for name, e in INDEX.items() if e.yaml_path is not None)
 
 
@@ -63,6 +68,17 @@ def test_suite_members_come_from_the_catalog():
     for suite in suites.values():
         for entry in suite["tasks"]:
             assert entry["task"] in INDEX or entry["task"] in catalog.missing_tasks([entry])
+
+
+def test_the_suites_file_beside_the_tasks_is_no_task_to_lm_eval(caplog):
+    """lm-eval parses every YAML under the include path: the suites file gives no task, group
+    or tag, and no warning."""
+    assert suites_file().resolve() == SUITES.resolve()
+    with caplog.at_level(logging.INFO):
+        index = TaskIndex.build([TASKS_DIR])
+    assert not [e for e in index.values() if e.yaml_path and e.yaml_path.name == SUITES.name]
+    assert not [r for r in caplog.records if r.levelno >= logging.INFO and "suites" in r.message]
+    assert not {"task", "group", "class"} & set(catalog.load_suites())
 
 
 def test_bbh_files_are_what_the_generator_writes(tmp_path):

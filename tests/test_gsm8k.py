@@ -20,8 +20,8 @@ from conftest import (
     task_manager,
 )
 from evalpack.core import fewshot
+from evalpack.core.bounded import time_limit
 from evalpack.scoring import gsm8k_answers as answers
-from evalpack.scoring.bounded import time_limit
 from evalpack.tasks import gsm8k as tasks_gsm8k
 
 TASK = "gsm8k_tulu"

@@ -50,7 +50,7 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
     import zipfile
 
     names = zipfile.ZipFile(installed["wheel"]).namelist()
-    assert "evalpack/commands/suites.yaml" in names
+    assert "evalpack/task_configs/suites.yaml" in names
     assert "evalpack/fewshot_data/minerva_math.json" in names
     yamls = {n for n in names if n.startswith("evalpack/task_configs/") and n.endswith(".yaml")}
     in_checkout = set((REPO / "tasks").rglob("*.yaml"))

@@ -11,9 +11,9 @@ import time
 import pytest
 
 from conftest import DATA_DIR, OLMES_REF, OUTPUTS, read_jsonl, requires_shared
+from evalpack.core.bounded import bounded_map
 from evalpack.scoring import math_answers as m
 from evalpack.scoring import math_extract as x
-from evalpack.scoring.bounded import bounded_map
 
 SOLUTION = "So the answer is $\\boxed{2}$."
 

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import DATA_DIR, read_jsonl, requires_shared
 from evalpack.execution import Job, run_jobs
-from evalpack.tasks import humaneval
+from evalpack.tasks import humanevalplus
 
 BURN = """
 import time
@@ -104,13 +104,13 @@ def test_each_test_has_its_own_memo():
 def test_humaneval_plus_reference_functions_are_memoized_with_the_same_verdicts():
     problems = {row["task_id"]: row for row in read_jsonl(
         DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")}
-    assert [task for task, row in problems.items() if humaneval.pure_functions(row["test"])] == [
+    assert [task for task, row in problems.items() if humanevalplus.pure_functions(row["test"])] == [
         "HumanEval/14", "HumanEval/15", "HumanEval/83", "HumanEval/100", "HumanEval/130",
         "HumanEval/139"]
     doc = {**problems["HumanEval/100"], "timeout": 20.0}
     right = doc["prompt"] + doc["canonical_solution"]
     wrong = right.replace("num += 2", "num += 1 if n < 1000 else 2")  # right on big n only
-    verdicts = run_jobs([humaneval.job(doc, program) for program in (right, right, wrong)],
+    verdicts = run_jobs([humanevalplus.job(doc, program) for program in (right, right, wrong)],
                         workers=1)
     assert [v.outcome for v in verdicts] == ["passed", "passed", "failed"]
     if verdicts[0].cpu_seconds is not None:

@@ -3,8 +3,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from evalpack.core.text import cut_at_stops
 from evalpack.models.replay import ReplayLM, index_completions
-from evalpack.models.requests import cut_at_stops
 
 
 def _request(doc, doc_id=0, task="t", until=None):

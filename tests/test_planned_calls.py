@@ -12,7 +12,7 @@ import pytest
 
 from conftest import DATA_DIR, read_jsonl, requires_shared
 from evalpack.execution import Job, run_jobs
-from evalpack.tasks import humaneval
+from evalpack.tasks import humanevalplus
 
 COUNTING = "seen = []\ndef f(*args, **kwargs):\n    seen.append(args)\n    return [len(seen), args]\n"
 TYPES = "def f(x):\n    return type(x).__name__\n"
@@ -87,10 +87,10 @@ def test_jobs_cycling_through_more_plans_than_a_zygote_keeps():
 def test_every_humanevalplus_test_has_a_plan_and_humaneval_none():
     plus = read_jsonl(DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")
     for doc in plus:
-        calls = eval(humaneval.planned_calls(doc["test"]))  # the dataset's literal
+        calls = eval(humanevalplus.planned_calls(doc["test"]))  # the dataset's literal
         assert calls and all(type(args) is list for args in calls), doc["task_id"]
     original = read_jsonl(DATA_DIR / "openai__openai_humaneval/default/test.jsonl")
-    assert not any(humaneval.planned_calls(doc["test"]) for doc in original)
+    assert not any(humanevalplus.planned_calls(doc["test"]) for doc in original)
 
 
 @pytest.mark.parametrize("completion", [
@@ -102,6 +102,6 @@ def test_every_humanevalplus_test_has_a_plan_and_humaneval_none():
 def test_humanevalplus_verdicts_with_and_without_the_plan(completion):
     doc = next(d for d in read_jsonl(DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")
                if d["task_id"] == "HumanEval/7")
-    planned, alone = both_ways([humaneval.job({**doc, "timeout": 20.0},
+    planned, alone = both_ways([humanevalplus.job({**doc, "timeout": 20.0},
                                               doc["prompt"] + completion)])
     assert planned == alone

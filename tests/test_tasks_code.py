@@ -55,7 +55,7 @@ def test_a_helper_with_a_similar_name_is_not_the_target():
 
 
 def test_stop_strings_are_cut_at_the_earliest():
-    from evalpack.models.requests import cut_at_stops
+    from evalpack.core.text import cut_at_stops
 
     text = "    return a + b\n\nif __name__ == '__main__':\n    print(add(1, 2))\n# done"
     assert cut_at_stops(text, STOP_STRINGS) == "    return a + b\n"

@@ -2,7 +2,8 @@
 
 * `render_messages`: the JSON "chat template" (the message list as JSON) that lets tests compare
   a task's messages with OLMES's through lm-eval's own prompt path.
-* `cut_at_stops` / `stop_strings`: every stop string applied on our side, whatever the backend did.
+* `stop_strings`: a request's stop strings, every one applied on our side (with
+  `evalpack.core.text.cut_at_stops`) whatever the backend did.
 * `repeat_numbers`: lm-eval lists an Instance once per repeat; which repeat each listing is.
 * `continues_assistant`: whether a chat ends with an assistant prefix (`gen_prefix`) to continue.
 * `GenerationOnly`: the log-likelihood methods of a backend that only generates.
@@ -15,17 +16,6 @@ import json
 
 def render_messages(messages: list[dict]) -> str:
     return json.dumps(messages, ensure_ascii=False)
-
-
-def cut_at_stops(text: str, stops: list[str] | None) -> str:
-    """`text` up to the earliest occurrence of any stop string."""
-    cut = len(text)
-    for stop in stops or []:
-        if stop:
-            pos = text.find(stop)
-            if pos != -1:
-                cut = min(cut, pos)
-    return text[:cut]
 
 
 def stop_strings(gen_kwargs: dict) -> list[str]:

@@ -45,10 +45,11 @@ import requests
 from lm_eval.api.model import hash_args
 from tqdm import tqdm
 
+from ..core.text import cut_at_stops
 from .arguments import backend_label
 from .dispatch import Dispatch, Failed
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
-from .requests import cut_at_stops, repeat_numbers, stop_strings
+from .requests import repeat_numbers, stop_strings
 
 log = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..scoring.bounded import bounded_map
+from ..core.bounded import bounded_map
 from . import pool
 from .budget import Budget, CandidateFailure
 from .limits import KILL_GRACE, MEMORY_LIMIT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR

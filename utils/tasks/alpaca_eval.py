@@ -2,8 +2,10 @@
 
 The model answers each of the 805 instructions (one user turn, the instruction untouched);
 the `judge` filter then sends every doc's first answer, paired with the dataset's GPT-4-turbo
-reference, to the judge in one concurrent batch (`evalpack.scoring.alpaca_judge`), and leaves
-per doc its judgement record; the metrics aggregate the records over all docs.
+reference, to the judge in one concurrent batch (`evalpack.scoring.alpaca_judge`, through the
+judge's HTTP client `evalpack.models.judge`), and leaves per doc its judgement record; the
+metrics aggregate the records over all docs. This hook is the one task hook that imports from
+`models/`: the judge is a model the task itself drives.
 
 The judge is set with `--metadata` keys `judge_base_url`, `judge_model`, `judge_api_key_env`,
 ... (or `EVALPACK_JUDGE_*` environment variables; see `JudgeSettings`); the loader checks
@@ -20,15 +22,8 @@ import os
 import datasets
 
 from ..core import data
-from ..scoring.alpaca_judge import (
-    METRICS,
-    JudgeClient,
-    JudgeSettings,
-    JudgeUnavailable,
-    item_of,
-    judge,
-    metric,
-)
+from ..models.judge import JudgeClient, JudgeSettings, JudgeUnavailable
+from ..scoring.alpaca_judge import METRICS, item_of, judge, metric
 
 log = logging.getLogger(__name__)
 

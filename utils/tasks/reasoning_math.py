@@ -14,8 +14,8 @@ import logging
 import re
 
 from ..core import data
+from ..core.bounded import bounded_records
 from ..scoring import math_answers
-from ..scoring.bounded import bounded_records
 from ..scoring.sampling_metrics import (
     avg_at_n,
     group_equivalent,

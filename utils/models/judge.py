@@ -1,9 +1,10 @@
-"""An OpenAI-compatible judge: concurrent chat-completion requests, retries with backoff on
+"""The AlpacaEval judge's client (`evalpack.scoring.alpaca_judge` makes the judgements with it):
+an OpenAI-compatible judge model, concurrent chat-completion requests, retries with backoff on
 429/5xx and network errors, a time limit per request, a stop when the judge is down, and an
 on-disk cache of every judgement received.
 
-The retry rules, backoff and error types are the pack's served-model machinery
-(`evalpack.models.served`); the judge adds the cache and the stop. The API key is read from
+The retry rules, backoff and error types are the served models' (`served`, `failures`); the
+judge adds the cache and the stop. The API key is read from
 the environment variable the settings name, sent as a bearer token and never logged.
 """
 
@@ -24,8 +25,8 @@ from pathlib import Path
 
 import requests
 
-from ...models.failures import retryable
-from ...models.served import BadResponse, post_json
+from .failures import retryable
+from .served import BadResponse, post_json
 
 log = logging.getLogger(__name__)
 
