@@ -5,9 +5,10 @@ only fails when the task is built: these tests build every config (hooks importe
 merged, `TaskConfig` constructed) without downloading any dataset.
 """
 
+import importlib
+import inspect
 import json
 import logging
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,7 @@ INDEX = catalog.task_index()
 SUITES = TASKS_DIR / "suites.yaml"
 YAML_FILES = sorted(p for p in TASKS_DIR.rglob("*.yaml")
                     if not p.name.startswith("_") and p != SUITES)
+HOOKS = "evalpack.tasks."
 PACK_NAMES = sorted(name for name, e in INDEX.items() if e.yaml_path is not None)
 
 
@@ -82,7 +84,7 @@ def test_the_suites_file_beside_the_tasks_is_no_task_to_lm_eval(caplog):
 
 
 def test_bbh_files_are_what_the_generator_writes(tmp_path):
-    script = REPO / "tasks" / "bbh" / "generate.py"
+    script = REPO / "tasks" / "bbh" / "_generate_configs.py"
     code = ("import importlib.util, json, sys; spec = importlib.util.spec_from_file_location("
             f"'g', {str(script)!r}); g = importlib.util.module_from_spec(spec); "
             "spec.loader.exec_module(g); "
@@ -95,20 +97,39 @@ def test_bbh_files_are_what_the_generator_writes(tmp_path):
         assert Path(path).read_text(encoding="utf-8") == text, path
 
 
-def test_the_readme_layout_map_names_every_module():
-    """Every module of the package is named in the README's Layout map; a task hook module is
-    named after its benchmark folder under tasks/."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    layout = readme[readme.index("## Layout"):readme.index("## Adding a benchmark")]
-    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", layout))
-    package = REPO / "utils"
-    missing = []
-    for module in package.rglob("*.py"):
-        relative = module.relative_to(package)
-        if len(relative.parts) == 1 or module.stem == "__init__":
+def hook_modules(config) -> set:
+    """The pack's hook modules a resolved task config calls, and the family modules they
+    reuse (HumanEval+'s `humaneval`)."""
+    called = {importlib.import_module(v.__module__) for v in _values(config)
+              if callable(v) and getattr(v, "__module__", "").startswith(HOOKS)}
+    reused = {m for module in called for m in vars(module).values()
+              if inspect.ismodule(m) and m.__name__.startswith(HOOKS)}
+    return called | reused
+
+
+def _values(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _values(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _values(v)
+    else:
+        yield value
+
+
+def test_every_hook_cuts_at_its_tasks_stop_strings():
+    """A hook that cuts a completion at stop strings again (`STOP_STRINGS`, as OLMES re-cuts)
+    cuts at exactly those its tasks' YAML declares, for every task that uses it."""
+    checked = set()
+    for name in PACK_NAMES:
+        if INDEX[name].kind.name not in ("TASK", "PY_TASK"):
             continue
-        name = relative.parts[1] if len(relative.parts) > 2 else module.stem
-        is_hook = relative.parts[0] == "tasks" and (TASKS_DIR / name).is_dir()
-        if name not in words and not is_hook:
-            missing.append(str(relative))
-    assert missing == []
+        config = load_yaml(INDEX[name].yaml_path, resolve_func=True)
+        for module in hook_modules(config):
+            if hasattr(module, "STOP_STRINGS"):
+                assert module.STOP_STRINGS == config["generation_kwargs"]["until"], (name, module)
+                checked.add(module.__name__)
+    hooks = {HOOKS + p.stem for p in (REPO / "utils" / "tasks").glob("*.py")}
+    cutting = {m for m in hooks if hasattr(importlib.import_module(m), "STOP_STRINGS")}
+    assert checked == cutting and len(cutting) >= 4

@@ -35,7 +35,7 @@ def generator():
 
     from conftest import REPO
 
-    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/mmlu/_generate.py")
+    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/mmlu/_generate_configs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,6 +1,6 @@
-"""Writes the per-subject YAMLs and the two group YAMLs of `tasks/mmlu/` (run it from anywhere:
-`python tasks/mmlu/_generate.py`). The shared settings are the hand-written `_template.yaml`
-of each folder; this script only lists the 57 subjects."""
+"""Writes the per-subject YAMLs and the two group YAMLs of `tasks/mmlu/` (run it from
+anywhere: `python tasks/mmlu/_generate_configs.py`). The shared settings are the hand-written
+`_template.yaml` of each folder; this script only lists the 57 subjects."""
 
 from pathlib import Path
 

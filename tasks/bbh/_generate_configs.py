@@ -1,6 +1,6 @@
 """Writes the BBH task YAMLs: one per (variant, subtask) and each variant's group, with its
-benchmark facts. Run from anywhere: `python tasks/bbh/generate.py`; the subtasks are those of
-the pack's exemplar file (`fewshot/bbh_cot.json`, the 27 `lukaemon/bbh` configs).
+benchmark facts. Run from anywhere: `python tasks/bbh/_generate_configs.py`; the subtasks are
+those of the pack's exemplar file (`fewshot/bbh_cot.json`, the 27 `lukaemon/bbh` configs).
 A test checks that the committed files are exactly what this writes."""
 
 from __future__ import annotations
