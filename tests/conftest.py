@@ -12,6 +12,7 @@ SHARED = Path(os.environ.get("EVALPACK_SHARED", REPO.parent / "shared"))
 DATA_DIR = SHARED / "data"
 OLMES_REF = SHARED / "reference" / "olmes"
 OUTPUTS = SHARED / "reference" / "outputs"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # rows in the real schemas (no mirror)
 
 requires_shared = pytest.mark.skipif(
     not DATA_DIR.is_dir(),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from tests.conftest import REPO
 
 DEMO_DATA = REPO / "demo" / "data"
 
