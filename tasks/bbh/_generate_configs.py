@@ -46,7 +46,7 @@ def subtasks() -> list[str]:
 
 def subtask_yaml(group: str, subtask: str) -> str:
     return (f"include: _template.yaml\ntask: {group}_{subtask}\ndataset_kwargs:\n"
-            f"  path: lukaemon/bbh\n  name: {subtask}\n")
+            f"  path: lukaemon/bbh\n  name: {subtask}\n  revision: null\n")
 
 
 def group_yaml(group: str, spec: dict, names: list[str]) -> str:

@@ -65,7 +65,8 @@ GROUPS = {
 
 def subject_yaml(group: str, subject: str, splits: str) -> str:
     return (f"include: _template.yaml\ntask: {group}_{subject}\n"
-            f"dataset_kwargs: {{path: cais/mmlu, name: {subject}, splits: {splits}}}\n")
+            f"dataset_kwargs: {{path: cais/mmlu, name: {subject}, splits: {splits}, "
+            "revision: null}\n")
 
 
 def group_yaml(spec: dict) -> str:

@@ -9,6 +9,7 @@ import importlib
 import inspect
 import json
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,3 +134,17 @@ def test_every_hook_cuts_at_its_tasks_stop_strings():
     hooks = {HOOKS + p.stem for p in (REPO / "utils" / "tasks").glob("*.py")}
     cutting = {m for m in hooks if hasattr(importlib.import_module(m), "STOP_STRINGS")}
     assert checked == cutting and len(cutting) >= 4
+
+
+def test_every_task_declares_its_dataset_revision():
+    """`doc_key` is a row number: each task names the hub commit its rows come from (null
+    where it could not be known offline; the task's README says which data the references
+    were made on)."""
+    undeclared = []
+    for name in PACK_NAMES:
+        if INDEX[name].kind.name in ("TASK", "PY_TASK"):
+            kwargs = load_yaml(INDEX[name].yaml_path, resolve_func=False)["dataset_kwargs"]
+            revision = kwargs.get("revision", "missing")
+            if not (revision is None or re.fullmatch(r"[0-9a-f]{40}|v[\w.]+", str(revision))):
+                undeclared.append(name)
+    assert undeclared == []

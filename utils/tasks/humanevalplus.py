@@ -25,11 +25,12 @@ _INPUTS = re.compile(r"^def check\(candidate\):\n    inputs = (.+)$", re.MULTILI
 _REF_FUNC = re.compile(r"^def ref_func\(", re.MULTILINE)
 
 
-def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
+def load(timeout: float = DEFAULT_TIMEOUT, humaneval_revision: str | None = None, **kwargs):
     """`custom_dataset` hook: HumanEval+ docs, each carrying the run's time limit (settable with
-    `--metadata '{"timeout": 30}'`) and HumanEval's original test of the same problem."""
+    `--metadata '{"timeout": 30}'`) and HumanEval's original test of the same problem (from
+    HumanEval at `humaneval_revision`)."""
     dataset = data.load(**kwargs)
-    humaneval_tests = original_tests()
+    humaneval_tests = original_tests(humaneval_revision)
 
     def extend(doc: dict) -> dict:
         if doc["task_id"] not in humaneval_tests:
@@ -41,10 +42,10 @@ def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
     return dataset.map(extend)
 
 
-def original_tests() -> dict[str, str]:
+def original_tests(revision: str | None = None) -> dict[str, str]:
     """HumanEval's own test of each problem, by task_id (same 164 task_ids as HumanEval+)."""
     return {row["task_id"]: row["test"]
-            for row in data.load_split(HUMANEVAL_DATASET, None, "test")}
+            for row in data.load_split(HUMANEVAL_DATASET, None, "test", revision)}
 
 
 def planned_calls(test: str) -> str:
