@@ -57,14 +57,3 @@ def test_the_revision_reaches_the_hub(monkeypatch):
     loaded = data.load("owner/name", "config", splits=("test",), revision="0123abc", repeats=2)
     assert asked == [(("owner/name", "config"), {"split": "test", "revision": "0123abc"})]
     assert loaded["test"][0] == {"x": 1, "doc_key": "owner__name/config/test#0"}
-
-
-def test_every_run_records_the_dataset_revision(monkeypatch):
-    """lm-eval writes each task's `dataset_kwargs`, its revision included, into the run's
-    results (`configs`)."""
-    from tests.conftest import FIXTURES, replay_eval
-
-    monkeypatch.setenv(data.DATA_DIR_ENV, str(FIXTURES / "data"))
-    out = replay_eval(["popqa_tulu"], "from_doc=question", limit=1)
-    kwargs = out["configs"]["popqa_tulu"]["dataset_kwargs"]
-    assert kwargs["path"] == "akariasai/PopQA" and "revision" in kwargs

@@ -126,6 +126,9 @@ def test_end_to_end_with_replay(fixture_mirror, tmp_path):
         "popularity": "1 (<100)"}
     assert samples[4]["filtered_resps"][0]["answer"] == " Anoop"
     assert [s["exact_match"] for s in samples] == [1.0, 1.0, 1.0, 1.0, 0.0]
+    # the run records the dataset revision its doc keys come from (results `configs`)
+    assert out["configs"]["popqa_tulu"]["dataset_kwargs"] == {
+        "path": "akariasai/PopQA", "splits": ["test"], "revision": None}
 
 
 def test_unreachable_hub_fails_at_once_with_one_line(monkeypatch):
