@@ -19,9 +19,6 @@ requires_chromium = pytest.mark.skipif(
     not CHROMIUM.is_file(), reason=f"{CHROMIUM} missing (`apt-get install -y chromium`)"
 )
 
-# the session's one leaderboard (tests/commands/conftest.py) is built on one xdist worker
-pytestmark = pytest.mark.xdist_group("leaderboard")
-
 
 @pytest.fixture
 def report(leaderboard, tmp_path):

@@ -23,9 +23,6 @@ from tests.commands.conftest import (
 )
 from tests.conftest import read_jsonl, requires_shared, sigint_as_at_a_terminal
 
-# the session's one leaderboard (tests/commands/conftest.py) is built on one xdist worker
-pytestmark = pytest.mark.xdist_group("leaderboard")
-
 
 def test_builtin_suites_set_chat_and_unsafe_code():
     suites = catalog.load_suites()
