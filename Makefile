@@ -50,7 +50,9 @@ chromium:
 # XDIST_GROUPS). The 15 slowest tests are printed at the end.
 test: venv $(BIN)/.test-extras chromium
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q -n auto --durations=15
 
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
