@@ -45,9 +45,14 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser test will skip"
 
+# The suite runs on every core (pytest-xdist; CI has 2); tests that must not run beside each
+# other or share an expensive session fixture run on one worker (tests/conftest.py,
+# XDIST_GROUPS). The 15 slowest tests are printed at the end.
 test: venv $(BIN)/.test-extras chromium
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -q -n auto --durations=15
 
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .

@@ -48,7 +48,7 @@ import numpy  # noqa: F401  (loaded in OLMES's process before it forks, as here)
 
 from evalpack import execution
 from evalpack.core import data
-from evalpack.tasks import humaneval
+from evalpack.tasks import humanevalplus
 
 TIMEOUT = 20.0  # OLMES codex_humanevalplus
 
@@ -68,7 +68,7 @@ def test_program(problem: dict) -> str:
 
 def time_evalpack(problems: list[dict], memo: bool = True
                   ) -> tuple[float, list[execution.Verdict]]:
-    jobs = [humaneval.job({**p, "timeout": TIMEOUT}, p["prompt"] + p["canonical_solution"])
+    jobs = [humanevalplus.job({**p, "timeout": TIMEOUT}, p["prompt"] + p["canonical_solution"])
             for p in problems]
     if not memo:
         jobs = [dataclasses.replace(job, pure=()) for job in jobs]

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from evalpack.core import data
-from evalpack.scoring.bounded import bounded_map
+from evalpack.core.bounded import bounded_map
 from evalpack.tasks import reasoning_math as tasks_reasoning
 
 

@@ -12,6 +12,35 @@ SHARED = Path(os.environ.get("EVALPACK_SHARED", REPO.parent / "shared"))
 DATA_DIR = SHARED / "data"
 OLMES_REF = SHARED / "reference" / "olmes"
 OUTPUTS = SHARED / "reference" / "outputs"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"  # rows in the real schemas (no mirror)
+
+# Under pytest-xdist (`make test`: -n auto) these run on one worker each, one after the other:
+# "sandbox", tests that run sandboxed jobs, some of which check machine-wide sandbox state (no
+# leftover process or file) or limits measured under CPU and memory pressure; "leaderboard",
+# the tests of the session's one leaderboard (tests/commands/conftest.py), built once.
+XDIST_GROUPS = {
+    "tests/sandbox/": "sandbox",
+    "tests/tasks/test_humaneval.py": "sandbox",
+    "tests/tasks/test_humanevalplus.py": "sandbox",
+    "tests/commands/test_runs.py": "leaderboard",
+    "tests/commands/test_reports.py": "leaderboard",
+}
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scope scheduling with a scope per group above and one per other test. (xdist's
+    own `--dist loadgroup` marks do not take under pytest 9: it renames node ids.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return next((group for prefix, group in XDIST_GROUPS.items()
+                         if path.startswith(prefix)), nodeid)
+
+    return GroupScheduling(config, log)
+
 
 requires_shared = pytest.mark.skipif(
     not DATA_DIR.is_dir(),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from tests.conftest import REPO
 
 DEMO_DATA = REPO / "demo" / "data"
 
@@ -50,7 +50,7 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
     import zipfile
 
     names = zipfile.ZipFile(installed["wheel"]).namelist()
-    assert "evalpack/commands/suites.yaml" in names
+    assert "evalpack/task_configs/suites.yaml" in names
     assert "evalpack/fewshot_data/minerva_math.json" in names
     agieval = {n for n in names if n.startswith("evalpack/task_configs/agi_eval/data/v1/")}
     assert len(agieval) == 10  # OLMES's 8 AGIEval files, their LICENSE and SHA256SUMS

@@ -19,9 +19,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..models.registry import POOLED
 from .catalog import task_flags
 from .gen_settings import gen_kwargs_flags
-from .rundirs import COMPLETION_LOG, POOLED, WORKER_LOG, lm_eval_command
+from .rundirs import COMPLETION_LOG, WORKER_LOG, lm_eval_command
 
 # backends that run the model in the worker's own process, on one GPU unless told otherwise
 LOCAL_GPU_MODELS = {"hf", "huggingface", "hf-auto", "hf-multimodal", "vllm", "vllm-vlm",

@@ -13,10 +13,10 @@ import os
 import requests
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from ..models.judge import JudgeSettings, first_choice, unconfigured
 from ..models.loglikelihood import NoLoglikelihood, echoed_choices
 from ..models.requests import GenerationOnly
 from ..models.served import CONTINUE_FIELDS, BadResponse
-from ..scoring.alpaca_judge.client import JudgeSettings, first_choice, unconfigured
 
 TIMEOUT = 10.0
 JUDGE_MODEL = "gpt-4-1106-preview"  # the annotator's own, when judge_model is not set

@@ -21,8 +21,6 @@ CHECKPOINT_FILE = "checkpoint.json"
 PAIR_LOG = "lm_eval.log"
 DONE_MARKER = "done"
 COMPLETION_LOG = "completions.jsonl"
-# the model name a leaderboard worker registers for the checkpoint model it keeps loaded
-POOLED = "resumable-pooled"
 FAILED_MARKER = "failed"
 WORKERS_LOG = "workers.jsonl"
 WORKER_LOG = "worker.log"

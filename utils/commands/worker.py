@@ -5,7 +5,7 @@ lm-eval builds its model from the `--model` name on every run, so running pair a
 `evalpack run` would load the checkpoint again for every task. Here each pair is still an
 ordinary `evalpack run` (same flags, same `--output_path` layout, same `resumable` completion
 log), but under the model name `resumable-pooled`, which hands out the model this process
-loaded for the first pair. Each pair's output (lm-eval's log, tracebacks, the output of the
+loaded for the first pair (`evalpack.models.pooled`). Each pair's output (lm-eval's log, tracebacks, the output of the
 sandbox) goes into that pair's `lm_eval.log`; a pair that fails leaves a `failed` file with the
 reason line, and the worker goes on with the next pair. A served model's pairs run side by side
 instead, as one stream of requests (`stream`; each copy of the pooled model keeps its own
@@ -19,7 +19,6 @@ on a node that was stopped), so a retry elsewhere never races with a leftover wr
 from __future__ import annotations
 
 import contextlib
-import copy
 import ctypes
 import json
 import logging
@@ -27,19 +26,14 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
-from typing import ClassVar
 
-from lm_eval.api.model import LM
-from lm_eval.api.registry import get_model, register_model
-from lm_eval.utils import simple_parse_args_string
+from lm_eval.api.registry import get_model
 
+from ..models.pooled import PooledResumableLM
 from ..models.registry import register
-from ..models.resume import CompletionLog, ResumableLM
-from ..models.slots import reached_model
 from . import cli, fixed_costs, stream
 from .inprocess import output_into, reason_of
 from .outcome import run_problem
@@ -47,63 +41,12 @@ from .rundirs import (
     DONE_MARKER,
     FAILED_MARKER,
     PAIR_LOG,
-    POOLED,
     WORKERS_LOG,
     clear_unfinished,
     error_line,
 )
 
 PR_SET_PDEATHSIG = 1
-
-
-@register_model(POOLED)
-class PooledResumableLM(ResumableLM):
-    """`resumable`, with the wrapped model built once per process and shared by every run
-    that names the same model and arguments (a failed load fails them all at once)."""
-
-    loaded: ClassVar[dict[str, LM]] = {}
-    load_errors: ClassVar[dict[str, BaseException]] = {}
-    on_load = None  # called with (key, seconds) after each load
-    load_lock = threading.Lock()  # pairs run side by side (`stream`) load it once too
-
-    def __init__(self, model: str, log: str, model_args: str | dict | None = None,
-                 **additional_config) -> None:
-        LM.__init__(self)
-        if not isinstance(model_args, dict):
-            model_args = simple_parse_args_string(model_args or "")
-        run_level = {k: v for k, v in additional_config.items() if k not in model_args}
-        key = json.dumps([model, model_args, run_level], sort_keys=True, default=str)
-        with self.load_lock:
-            self.inner = self.shared(key, model, model_args, run_level)
-        if getattr(self.inner, "keys_each_repeat", False):
-            # a served backend, used by pairs side by side: each pair's own copy holds that
-            # pair's completion log; the copies share the connection settings and `slots`
-            self.inner = copy.copy(self.inner)
-        self.log = CompletionLog(Path(log))
-        self.inner.set_cache_hook(self.log)
-
-    def shared(self, key: str, model: str, model_args: dict, run_level: dict) -> LM:
-        """The process's model for `key`, built on first use."""
-        if key in self.load_errors:
-            raise self.load_errors[key]
-        if key not in self.loaded:
-            start = time.monotonic()
-            try:
-                self.loaded[key] = get_model(model).create_from_arg_obj(model_args, run_level)
-            except Exception as exc:
-                self.load_errors[key] = exc
-                raise
-            if PooledResumableLM.on_load:
-                PooledResumableLM.on_load(model, time.monotonic() - start)
-        return self.loaded[key]
-
-    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        reached_model()
-        return super().generate_until(requests, disable_tqdm)
-
-    def loglikelihood(self, requests, disable_tqdm: bool = False):
-        reached_model()
-        return super().loglikelihood(requests, disable_tqdm)
 
 
 def die_with_parent(parent: int) -> None:

@@ -1,7 +1,14 @@
 """Dataset loading: the Hugging Face hub by default, an offline mirror when `EVALPACK_DATA_DIR` is set.
 
 Every task YAML names this module's `load` as its `custom_dataset` and its hub coordinates in
-`dataset_kwargs` (`path`, `name`, `splits`). lm-eval calls `load(**metadata, **dataset_kwargs)`.
+`dataset_kwargs` (`path`, `name`, `splits`, `revision`). lm-eval calls
+`load(**metadata, **dataset_kwargs)`.
+
+`revision` pins the hub dataset's commit: `doc_key` is a row number, so a re-upload on the hub
+would shift every key that replays, OLMES references and resumed runs join on. Every task YAML
+declares one (null where the commit could not be known, see each task's README); lm-eval
+records `dataset_kwargs` in every run's results (`configs`). A mirror has one copy of each
+dataset: it is read whatever the revision.
 
 The mirror layout is the hub's: `<dir>/<owner>__<name>/<config>/<split>.jsonl` (config `default`
 when the dataset has none), one JSON object per line with the hub's own field names.
@@ -71,8 +78,10 @@ def with_keys(rows: list[dict], path: str, name: str | None, split: str) -> list
     return [{**row, "doc_key": f"{prefix}#{i}"} for i, row in enumerate(rows)]
 
 
-def load_split(path: str, name: str | None, split: str) -> datasets.Dataset:
-    """One split, from the mirror when `EVALPACK_DATA_DIR` is set, else from the hub."""
+def load_split(path: str, name: str | None, split: str,
+               revision: str | None = None) -> datasets.Dataset:
+    """One split, from the mirror when `EVALPACK_DATA_DIR` is set, else from the hub at
+    `revision` (None: the hub's latest)."""
     data_dir = os.environ.get(DATA_DIR_ENV)
     if data_dir:
         file = mirror_file(data_dir, path, name, split)
@@ -83,7 +92,7 @@ def load_split(path: str, name: str | None, split: str) -> datasets.Dataset:
             )
         rows = read_jsonl(file)
     else:
-        rows = load_from_hub(path, name, split)
+        rows = load_from_hub(path, name, split, revision)
     return datasets.Dataset.from_list(with_keys(rows, path, name, split))
 
 
@@ -101,7 +110,8 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     return True
 
 
-def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
+def load_from_hub(path: str, name: str | None, split: str,
+                  revision: str | None = None) -> list[dict]:
     """One split from the hub (or the local HF cache under `HF_HUB_OFFLINE=1`). Without a way to
     the data, a `DataError` in one line naming the dataset and the mirror file to provide (for
     a gated dataset without access, also how to get it); an unreachable hub is found in seconds,
@@ -117,7 +127,7 @@ def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
     if not offline and not hub_reachable():
         raise failure
     try:
-        return list(datasets.load_dataset(path, name, split=split))
+        return list(datasets.load_dataset(path, name, split=split, revision=revision))
     except ConnectionError:
         raise failure from None
     except DatasetNotFoundError as exc:
@@ -129,8 +139,10 @@ def load_from_hub(path: str, name: str | None, split: str) -> list[dict]:
 
 
 def load(
-    path: str, name: str | None = None, splits: tuple[str, ...] = ("test",), **_metadata
+    path: str, name: str | None = None, splits: tuple[str, ...] = ("test",),
+    revision: str | None = None, **_metadata
 ) -> datasets.DatasetDict:
-    """`custom_dataset` hook: the named splits of one hub dataset. Extra keyword arguments are
-    the task's metadata, which lm-eval passes along; they do not affect loading."""
-    return datasets.DatasetDict({split: load_split(path, name, split) for split in splits})
+    """`custom_dataset` hook: the named splits of one hub dataset at `revision`. Extra keyword
+    arguments are the task's metadata, which lm-eval passes along; they do not affect loading."""
+    return datasets.DatasetDict({split: load_split(path, name, split, revision)
+                                 for split in splits})

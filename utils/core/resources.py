@@ -31,5 +31,5 @@ def fewshot_dir() -> Path:
 
 
 def suites_file() -> Path:
-    """The built-in suites (`evalpack suite list`)."""
-    return Path(str(files("evalpack.commands") / "suites.yaml"))
+    """The built-in suites (`evalpack suite list`): benchmark data, beside the task configs."""
+    return tasks_dir() / "suites.yaml"

@@ -19,7 +19,8 @@ from statistics import mean
 
 from lm_eval.api.instance import Instance
 
-from ..models.requests import cut_at_stops, render_messages
+from ..core.text import cut_at_stops
+from ..models.requests import render_messages
 from ..scoring.sampling_metrics import pass_at_k, powers_of_two_up_to
 from .rows import NotAChatTask, Row, lm_tasks, loaded
 

@@ -1,5 +1,9 @@
 """Registering the pack's backends with lm-eval."""
 
+# the model name a leaderboard worker's runs name for the checkpoint model it keeps loaded
+# (`pooled`, registered by the worker alone)
+POOLED = "resumable-pooled"
+
 
 def register() -> None:
     """Register the pack's backends with lm-eval, after lm-eval's own, so every built-in

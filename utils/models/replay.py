@@ -39,7 +39,8 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from ..core.data import read_jsonl
-from .requests import cut_at_stops, render_messages, repeat_numbers
+from ..core.text import cut_at_stops
+from .requests import render_messages, repeat_numbers
 
 
 def row_doc(row: dict, source: str, lineno: int) -> str:

@@ -2,30 +2,23 @@
 
 * `render_messages`: the JSON "chat template" (the message list as JSON) that lets tests compare
   a task's messages with OLMES's through lm-eval's own prompt path.
-* `cut_at_stops` / `stop_strings`: every stop string applied on our side, whatever the backend did.
+* `stop_strings`: a request's stop strings, every one applied on our side (with
+  `evalpack.core.text.cut_at_stops`) whatever the backend did.
 * `repeat_numbers`: lm-eval lists an Instance once per repeat; which repeat each listing is.
 * `continues_assistant`: whether a chat ends with an assistant prefix (`gen_prefix`) to continue.
 * `GenerationOnly`: the log-likelihood methods of a backend that only generates.
+* `request_seed`, `default_base_seed`: the seed sent with each (task, doc, repeat).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import random
 
 
 def render_messages(messages: list[dict]) -> str:
     return json.dumps(messages, ensure_ascii=False)
-
-
-def cut_at_stops(text: str, stops: list[str] | None) -> str:
-    """`text` up to the earliest occurrence of any stop string."""
-    cut = len(text)
-    for stop in stops or []:
-        if stop:
-            pos = text.find(stop)
-            if pos != -1:
-                cut = min(cut, pos)
-    return text[:cut]
 
 
 def stop_strings(gen_kwargs: dict) -> list[str]:
@@ -62,3 +55,19 @@ class GenerationOnly:
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError(f"{self.backend_name} answers generation requests only")
+
+
+def request_seed(base_seed: int, task: str, doc_id: int, repeat: int) -> int:
+    """A seed for one (task, doc, repeat): stable for a base seed, distinct across repeats.
+    31 bits, so every server's seed type holds it."""
+    digest = hashlib.sha256(f"{base_seed}/{task}/{doc_id}/{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+def default_base_seed() -> int:
+    """A base seed drawn from Python's `random` (seeded by lm-eval's `--seed` right before the
+    model is built), leaving its state as it was for whatever uses it next."""
+    state = random.getstate()
+    seed = random.getrandbits(31)
+    random.setstate(state)
+    return seed

@@ -33,10 +33,8 @@ What lm-eval's own API backends get wrong, and these do not:
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import logging
-import random
 import threading
 import time
 from dataclasses import dataclass
@@ -45,11 +43,12 @@ import requests
 from lm_eval.api.model import hash_args
 from tqdm import tqdm
 
+from ..core.text import cut_at_stops
 from .arguments import backend_label
 from .dispatch import Dispatch, Failed
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
 from .outage import Outage, is_connection_failure
-from .requests import cut_at_stops, repeat_numbers, stop_strings
+from .requests import default_base_seed, repeat_numbers, request_seed, stop_strings
 from .slots import Slots, current_priority
 
 log = logging.getLogger(__name__)
@@ -100,22 +99,6 @@ class Job:
 
     def cache_args(self) -> tuple:
         return (self.context, self.gen_kwargs, self.repeat, self.seed)
-
-
-def request_seed(base_seed: int, task: str, doc_id: int, repeat: int) -> int:
-    """A seed for one (task, doc, repeat): stable for a base seed, distinct across repeats.
-    31 bits, so every server's seed type holds it."""
-    digest = hashlib.sha256(f"{base_seed}/{task}/{doc_id}/{repeat}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") >> 1
-
-
-def default_base_seed() -> int:
-    """A base seed drawn from Python's `random` (seeded by lm-eval's `--seed` right before the
-    model is built), leaving its state as it was for whatever uses it next."""
-    state = random.getstate()
-    seed = random.getrandbits(31)
-    random.setstate(state)
-    return seed
 
 
 def plan_jobs(requests_: list, base_seed: int) -> list[Job]:

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..scoring.bounded import bounded_map
+from ..core.bounded import bounded_map
 from . import fresh, pool
 from .budget import Budget, CandidateFailure
 from .errors import as_exception

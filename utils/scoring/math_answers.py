@@ -3,7 +3,7 @@
 Faithful to OLMES `minerva_math::tulu` (which scores with the lm-eval 0.4.3 helpers), quirks
 included (extraction and normalisation: `math_extract`). Plain strings in, plain data out.
 
-Every sympy and math-verify call runs under `evalpack.scoring.bounded.time_limit`; a call that runs out
+Every sympy and math-verify call runs under `evalpack.core.bounded.time_limit`; a call that runs out
 of time counts as "not equal" and is counted in the record's `timeouts`, never hidden. Callers
 run `score_math` in `bounded_map` workers, so the bound also holds off the main thread.
 """
@@ -20,7 +20,7 @@ import sympy
 from math_verify import parse, verify
 from sympy.parsing.latex import parse_latex
 
-from .bounded import BoundExceeded, time_limit
+from ..core.bounded import BoundExceeded, time_limit
 from .math_extract import (
     INVALID_ANSWER,
     hendrycks_equal,

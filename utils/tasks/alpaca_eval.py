@@ -2,8 +2,10 @@
 
 The model answers each of the 805 instructions (one user turn, the instruction untouched);
 the `judge` filter then sends every doc's first answer, paired with the dataset's GPT-4-turbo
-reference, to the judge in one concurrent batch (`evalpack.scoring.alpaca_judge`), and leaves
-per doc its judgement record; the metrics aggregate the records over all docs.
+reference, to the judge in one concurrent batch (`evalpack.scoring.alpaca_judge`, through the
+judge's HTTP client `evalpack.models.judge`), and leaves per doc its judgement record; the
+metrics aggregate the records over all docs. This hook is the one task hook that imports from
+`models/`: the judge is a model the task itself drives.
 
 The judge is set with `--metadata` keys `judge_base_url`, `judge_model`, `judge_api_key_env`,
 ... (or `EVALPACK_JUDGE_*` environment variables; see `JudgeSettings`); the loader checks
@@ -20,16 +22,8 @@ import os
 import datasets
 
 from ..core import data
-from ..scoring.alpaca_judge import (
-    METRICS,
-    JudgeClient,
-    JudgeSettings,
-    JudgeUnavailable,
-    item_of,
-    judge,
-    metric,
-)
-from ..scoring.alpaca_judge.client import unconfigured
+from ..models.judge import JudgeClient, JudgeSettings, JudgeUnavailable, unconfigured
+from ..scoring.alpaca_judge import METRICS, item_of, judge, metric
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +32,7 @@ FIELDS = ("instruction", "output", "generator", "dataset")
 
 
 def load(path: str = "tatsu-lab/alpaca_eval", name: str = "alpaca_eval_gpt4_baseline",
-         splits=("eval",), **metadata) -> datasets.DatasetDict:
+         splits=("eval",), revision: str | None = None, **metadata) -> datasets.DatasetDict:
     """`custom_dataset` hook: the rows from the `EVALPACK_DATA_DIR` mirror, or the config's
     JSON file on the hub (the hub dataset is a loading script `datasets` no longer runs).
     Each doc gets `doc_key` and `judge` (the run's judge settings as JSON)."""
@@ -47,7 +41,7 @@ def load(path: str = "tatsu-lab/alpaca_eval", name: str = "alpaca_eval_gpt4_base
     out = {}
     for split in splits:
         rows = _mirror_rows(path, name, split) if os.environ.get(data.DATA_DIR_ENV) else (
-            _hub_rows(path, name, split))
+            _hub_rows(path, name, split, revision))
         rows = [{**row, "judge": json.dumps(settings, sort_keys=True)}
                 for row in _checked(rows, f"{path}/{name}/{split}")]
         out[split] = datasets.Dataset.from_list(data.with_keys(rows, path, name, split))
@@ -63,7 +57,7 @@ def _mirror_rows(path: str, name: str, split: str) -> list[dict]:
     return data.read_jsonl(file)
 
 
-def _hub_rows(path: str, name: str, split: str) -> list[dict]:
+def _hub_rows(path: str, name: str, split: str, revision: str | None) -> list[dict]:
     """The config's data file from the hub (or the HF cache); one clear error without it."""
     from huggingface_hub import hf_hub_download
 
@@ -74,7 +68,8 @@ def _hub_rows(path: str, name: str, split: str) -> list[dict]:
     if not os.environ.get("HF_HUB_OFFLINE") and not data.hub_reachable():
         raise failure
     try:
-        file = hf_hub_download(path, HUB_FILE.format(name=name), repo_type="dataset")
+        file = hf_hub_download(path, HUB_FILE.format(name=name), repo_type="dataset",
+                               revision=revision)
     except OSError:  # the hub client's connection and missing-file errors
         raise failure from None
     with open(file, encoding="utf-8") as fh:

@@ -5,7 +5,7 @@ Data: OLMES's own 100-problem sample per category (not the hub's 10,000-problem 
 shipped with the pack as OLMES ships it (`tasks/deepmind_math/data/<category>/test.jsonl.gz`,
 byte for byte, Apache-2.0), so no download is needed. Scoring (sympy) happens once for all docs,
 in parallel, in the `score_docs` filter, each doc under a hard time bound
-(`evalpack.scoring.bounded`); `process_results` only reads the verdict records.
+(`evalpack.core.bounded`); `process_results` only reads the verdict records.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import zlib
 
 import datasets
 
+from ..core.bounded import bounded_records
 from ..core.data import DataError, with_keys
 from ..core.resources import tasks_dir
-from ..scoring.bounded import bounded_records
 from ..scoring.deepmind_answers import score_deepmind
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ import random
 from functools import cache
 
 from ..core import data
-from ..models.requests import cut_at_stops
+from ..core.text import cut_at_stops
 from ..scoring.drop_f1 import olmes_drop_scores
 
 DATASET = "EleutherAI/drop"  # OLMES reads EleutherAI/drop, not ucinlp/drop

@@ -11,7 +11,7 @@ more than the work.
 from __future__ import annotations
 
 from ..core import fewshot
-from ..models.requests import cut_at_stops
+from ..core.text import cut_at_stops
 from ..scoring import gsm8k_answers
 
 # OLMES gsm8k::tulu chat stop strings, enforced here whatever the backend did.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from .. import execution
 from ..core import data
-from ..models.requests import cut_at_stops
+from ..core.text import cut_at_stops
 from ..scoring.sampling_metrics import pass_at_k
 
 # OLMES codex_humaneval::tulu stop strings, enforced here whatever the backend did.
@@ -29,11 +29,6 @@ _FENCE = re.compile(
 _CODE_START = re.compile(r"^(?:def |async def |import |from |class |@)", re.MULTILINE)
 # the executor's reason for a program that raised one of these while loading: it did not compile
 _NOT_COMPILED = re.compile(r"program failed to load: (?:SyntaxError|IndentationError|TabError):")
-# HumanEval+ tests open `check` with a literal list of argument lists, `inputs`, and call the
-# candidate with each in turn
-_INPUTS = re.compile(r"^def check\(candidate\):\n    inputs = (.+)$", re.MULTILINE)
-# six of them compute the expected value with a reference function
-_REF_FUNC = re.compile(r"^def ref_func\(", re.MULTILINE)
 
 
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
@@ -71,39 +66,26 @@ def test_program(test: str, entry_point: str) -> str:
     return test + f"\ncheck({entry_point})\n"
 
 
-def planned_calls(test: str) -> str:
-    """The expression for the calls a test is expected to make (`execution.Job.calls`): a
-    HumanEval+ test's `inputs`; "" for a test without one (HumanEval's asserts)."""
-    match = _INPUTS.search(test)
-    return match.group(1) if match else ""
-
-
-def pure_functions(test: str) -> tuple[str, ...]:
-    """The test's functions memoized per worker (`execution.Job.pure`): HumanEval+'s
-    `ref_func`, the reference solution computing each input's expected value (in the six tests
-    that have one, a function of integers or strings and nothing else)."""
-    return ("ref_func",) if _REF_FUNC.search(test) else ()
-
-
-def job(doc: dict, program: str) -> execution.Job:
-    """`program` run against the doc's test, with the doc's time limit."""
+def job(doc: dict, program: str, **plan) -> execution.Job:
+    """`program` run against the doc's test, with the doc's time limit; `plan`: a family
+    member's `execution.Job` fields for the test (HumanEval+: `calls`, `pure`)."""
     return execution.Job(
         program=program,
         test=test_program(doc["test"], doc["entry_point"]),
         entry_point=doc["entry_point"],
         timeout=doc["timeout"],
         trusted_prelude=doc["prompt"],
-        calls=planned_calls(doc["test"]),
-        pure=pure_functions(doc["test"]),
+        **plan,
     )
 
 
-def sample_jobs(doc: dict, completion: str) -> dict[str, execution.Job]:
+def sample_jobs(doc: dict, completion: str, **plan) -> dict[str, execution.Job]:
     """The runs of one sample (its completion already cut at the stop strings): OLMES's
     program (prompt + completion) and the extracted program, both against the doc's `test`."""
     return {
-        "olmes": job(doc, doc["prompt"] + completion),
-        "extracted": job(doc, extract_program(doc["prompt"], completion, doc["entry_point"])),
+        "olmes": job(doc, doc["prompt"] + completion, **plan),
+        "extracted": job(doc, extract_program(doc["prompt"], completion, doc["entry_point"]),
+                         **plan),
     }
 
 

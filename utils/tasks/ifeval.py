@@ -1,7 +1,7 @@
 """lm-eval hooks for IFEval (`tasks/ifeval`), OLMES `ifeval::tulu`.
 
 The `score_docs` filter judges every doc's response on all its instructions, in parallel worker
-processes, each doc under a hard time bound (`evalpack.scoring.bounded`); it leaves one plain
+processes, each doc under a hard time bound (`evalpack.core.bounded`); it leaves one plain
 verdict record per doc, which `--log_samples` shows as the filtered response. `process_results`
 turns a record into OLMES's metrics: the prompt-level ones per doc, and lists of instruction
 verdicts that `micro_mean` pools over all instructions (instruction level) or over every
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from ..core import data
-from ..scoring.bounded import bounded_records
+from ..core.bounded import bounded_records
 from ..scoring.ifeval import checkers
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Scoring is expensive (sympy) and can hang on pathological answers, so it happens once, for all
 docs in parallel, in the `score_docs` filter, each doc under a hard time bound
-(`evalpack.scoring.bounded`). The filter leaves one plain verdict record per doc: it is what
+(`evalpack.core.bounded`). The filter leaves one plain verdict record per doc: it is what
 `--log_samples` shows as the doc's filtered response, and `process_results` only reads it.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 
 from ..core import fewshot
+from ..core.bounded import bounded_records
 from ..scoring import math_answers
-from ..scoring.bounded import bounded_records
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from ..core import data, fewshot
-from ..models.requests import cut_at_stops
+from ..core.text import cut_at_stops
 from ..scoring.popqa_match import matching_alias, olmes_match
 
 STOP_STRINGS = ["\n\n"]  # OLMES PopQA generation_kwargs, enforced here whatever the backend did

@@ -14,8 +14,8 @@ import logging
 import re
 
 from ..core import data
+from ..core.bounded import bounded_records
 from ..scoring import math_answers
-from ..scoring.bounded import bounded_records
 from ..scoring.sampling_metrics import (
     avg_at_n,
     group_equivalent,
@@ -61,9 +61,9 @@ def normalize_rows(rows: list[tuple[int, dict]], source: str) -> list[dict]:
 
 
 def load(path: str, names: list[str] | None = None, split: str = "test",
-         data_file: str | None = None, **_metadata):
-    """`custom_dataset` hook. The hub dataset (several configs concatenated in order), or,
-    with `--metadata '{"data_file": "my.jsonl"}'`, the user's own JSONL instead."""
+         data_file: str | None = None, revision: str | None = None, **_metadata):
+    """`custom_dataset` hook. The hub dataset at `revision` (several configs concatenated in
+    order), or, with `--metadata '{"data_file": "my.jsonl"}'`, the user's own JSONL instead."""
     import datasets
 
     if data_file:
@@ -71,7 +71,7 @@ def load(path: str, names: list[str] | None = None, split: str = "test",
     else:
         rows = []
         for name in names or [None]:
-            split_rows = list(data.load_split(path, name, split))
+            split_rows = list(data.load_split(path, name, split, revision))
             rows += normalize_rows(list(enumerate(split_rows, start=1)),
                                    f"{path}/{name or 'default'}/{split}")
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})

@@ -1,9 +1,7 @@
-"""AlpacaEval 2 judging with a served, OpenAI-compatible judge (see `annotate`, `client`,
-`metrics`)."""
+"""AlpacaEval 2 judging with a served, OpenAI-compatible judge (see `annotate`, `metrics`; the
+judge's HTTP client is a model client: `evalpack.models.judge`)."""
 
 from .annotate import ANNOTATOR, judge
-from .client import JudgeClient, JudgeSettings, JudgeUnavailable
 from .metrics import METRICS, item_of, leaderboard, metric
 
-__all__ = ["ANNOTATOR", "METRICS", "JudgeClient", "JudgeSettings", "JudgeUnavailable", "item_of",
-           "judge", "leaderboard", "metric"]
+__all__ = ["ANNOTATOR", "METRICS", "item_of", "judge", "leaderboard", "metric"]

@@ -1,7 +1,8 @@
 """AlpacaEval 2 judgements as OLMES makes them (`alpaca_eval_v2::tulu`): the `alpaca-eval`
 package's own pairwise annotator `weighted_alpaca_eval_gpt4_turbo` (its prompt, its seeded
 random order of the two outputs, its log-probability parser), with the requests sent through
-the pack's `JudgeClient` instead of the package's OpenAI decoder.
+a judge client (`evalpack.models.judge.JudgeClient`: `judge_all(payloads)`, `settings.model`)
+instead of the package's OpenAI decoder.
 
 As in OLMES: the reference outputs are the dataset rows (`instruction`, `output`,
 `generator`, `dataset`), the model's outputs carry the row's `dataset` and the generator name
@@ -15,8 +16,6 @@ import time
 
 from alpaca_eval.annotators import PairwiseAnnotator, SinglePairwiseAnnotator
 from alpaca_eval.utils import prompt_to_chatml
-
-from .client import JudgeClient
 
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 MODEL_NAME = "EVAL_MODEL"
@@ -46,7 +45,7 @@ class ServedCompletions:
     request gives an empty completion, which the package's parser turns into no preference
     (as its own decoder does after its retries); `failures` keeps each failed prompt's error."""
 
-    def __init__(self, client: JudgeClient) -> None:
+    def __init__(self, client) -> None:
         self.client = client
         self.failures: dict[str, str] = {}
 
@@ -83,7 +82,7 @@ def annotator_for(completions: ServedCompletions) -> PairwiseAnnotator:
     return Annotator(annotators_config=ANNOTATOR, caching_path=None)
 
 
-def judge(docs: list[dict], outputs: list[str], client: JudgeClient) -> list[dict]:
+def judge(docs: list[dict], outputs: list[str], client) -> list[dict]:
     """One record per doc: the judge's preference (1 = reference better, 2 = model better,
     in between from the log-probabilities; None when there is no judgement, with the reason),
     the judge's top log-probabilities, the price, and the two output lengths."""

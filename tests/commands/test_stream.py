@@ -1,0 +1,98 @@
+"""A served checkpoint's tasks as one stream of work (`evalpack.commands.stream`): pairs side by
+side in one worker, the model's concurrency shared, each pair's files as before, a failing pair
+alone, and a rerun sending only what is missing."""
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from evalpack.commands import executors, rundirs
+from evalpack.models.slots import Slots
+from tests.conftest import requires_shared
+from tests.models.http_stub import Stub
+
+TASKS = ["minerva_math_tulu_algebra", "minerva_math_tulu_geometry", "minerva_math_tulu_prealgebra"]
+LIMIT, CONCURRENT = 4, 3
+
+
+def test_a_freed_slot_goes_to_the_earliest_task():
+    slots, order, ready = Slots(1), [], []
+    with slots.held(priority=9):
+        def wait(priority: int) -> None:
+            ready.append(priority)
+            with slots.held(priority):
+                order.append(priority)
+
+        threads = [threading.Thread(target=wait, args=(p,)) for p in (3, 1, 2)]
+        for thread in threads:
+            thread.start()
+            while len(ready) < threads.index(thread) + 1 or len(slots._waiting) < len(ready):
+                time.sleep(0.01)
+    for thread in threads:
+        thread.join()
+    assert order == [1, 2, 3] and slots.busy == 0
+
+
+def test_a_stopped_waiter_gives_up_its_turn():
+    slots = Slots(1)
+    with slots.held(), slots.held(stopped=lambda: True) as held:
+        assert held is False
+    assert slots.busy == 0 and slots._waiting == []
+
+
+def run_worker(stub: Stub, board: Path, entries: list[dict]) -> None:
+    checkpoint = {"name": "served", "model": "answer-server", "model_args": {
+        "base_url": stub.url("/answer"), "num_concurrent": CONCURRENT, "seed": 1,
+        "max_retries": 0}}
+    spec = executors.unit_spec(executors.Unit(checkpoint, entries), board,
+                               ["--limit", str(LIMIT)])
+    assert spec["model"] == "answer-server"
+    executors.start_worker(spec, "local").wait(timeout=600)
+
+
+def spans(stub: Stub) -> dict[str, tuple[float, float, float]]:
+    """Per task: (first request's start, last request's start, last request's end)."""
+    found: dict[str, list] = {}
+    for record in stub.records:
+        task = record["payload"]["sample_id"].split("/")[0]
+        found.setdefault(task, []).append(record)
+    return {task: (min(r["start"] for r in rows), max(r["start"] for r in rows),
+                   max(r["end"] for r in rows)) for task, rows in found.items()}
+
+
+@requires_shared
+def test_a_served_checkpoint_streams_its_tasks(mirror, tmp_path):
+    stub = Stub().start()
+    try:
+        stub.delay = 0.3
+        failing = f"{TASKS[1]}/2/0"
+        stub.fault_for = lambda payload: "500" if payload["sample_id"] == failing else None
+        entries = [{"task": task, "chat": True} for task in TASKS]
+        run_worker(stub, tmp_path, entries)
+        # the model's concurrency holds for all pairs together, and is used
+        assert stub.max_in_flight == CONCURRENT
+        assert len(stub.records) == LIMIT * len(TASKS)
+        first, _, third = (tmp_path / "served" / task for task in TASKS)
+        # the failing pair failed alone; the others have everything a pair has
+        assert "1 of 4 requests" in (tmp_path / "served" / TASKS[1] / "failed").read_text()
+        for pair in (first, third):
+            marker = json.loads((pair / rundirs.DONE_MARKER).read_text())
+            assert marker["side_by_side"] is True
+            assert rundirs.results_files(pair) and list(pair.rglob("samples_*.jsonl"))
+            assert len((pair / rundirs.COMPLETION_LOG).read_text().splitlines()) == LIMIT
+            assert "Selected Tasks" in (pair / rundirs.PAIR_LOG).read_text()
+        # one stream: a later task's requests went out while an earlier one's were in flight,
+        # and the earlier task's requests went first
+        timing = spans(stub)
+        assert timing[TASKS[1]][0] < timing[TASKS[0]][2]
+        assert timing[TASKS[0]][1] <= timing[TASKS[2]][0]
+
+        # a rerun of the failed pair sends only the request that failed
+        stub.records.clear()
+        stub.fault_for = lambda payload: None
+        run_worker(stub, tmp_path, entries[1:2])
+        assert [r["payload"]["sample_id"] for r in stub.records] == [failing]
+        assert (tmp_path / "served" / TASKS[1] / rundirs.DONE_MARKER).is_file()
+    finally:
+        stub.stop()

@@ -1,0 +1,157 @@
+"""minerva_math_tulu through lm-eval: task build, OLMES-identical messages, end-to-end scoring.
+
+The exemplars in fewshot/minerva_math.json: hash, provenance, quirks, and equality with the
+few-shot turns OLMES built for every MATH / MATH-500 request."""
+
+import hashlib
+import json
+
+import pytest
+
+from evalpack.tasks import minerva_math as tasks_math
+from tests.conftest import (
+    OLMES_REF,
+    REPO,
+    chat_requests,
+    olmes_requests,
+    read_jsonl,
+    replay_eval,
+    requires_shared,
+    task_manager,
+)
+
+SUBJECTS = [
+    "algebra", "counting_and_probability", "geometry", "intermediate_algebra",
+    "number_theory", "prealgebra", "precalculus",
+]
+SIZES = [1187, 474, 479, 903, 540, 871, 546]
+
+
+def test_group_and_all_subjects_build(mirror):
+    loaded = task_manager().load(["minerva_math_tulu"])
+    assert loaded["group_map"] == {
+        "minerva_math_tulu": [f"minerva_math_tulu_{s}" for s in SUBJECTS]
+    }
+    sizes = [len(loaded["tasks"][f"minerva_math_tulu_{s}"].eval_docs) for s in SUBJECTS]
+    assert sizes == SIZES and sum(sizes) == 5000
+
+
+@requires_shared
+@pytest.mark.parametrize("subject", ["algebra", "prealgebra"])
+def test_messages_identical_to_olmes(mirror, subject):
+    reference = olmes_requests(f"minerva_math_{subject}::tulu")
+    instances = chat_requests(f"minerva_math_tulu_{subject}")
+    built = {inst.doc["doc_key"]: inst for inst in instances}
+    assert len(reference) == len(built) == {"algebra": 1187, "prealgebra": 871}[subject]
+    for ref in reference:
+        inst = built[ref["key"]]
+        context, gen_kwargs = inst.args
+        assert json.loads(context) == ref["messages"], ref["key"]
+        assert gen_kwargs["until"] == [] and gen_kwargs["max_gen_toks"] == 1024
+        assert gen_kwargs["do_sample"] is False and gen_kwargs["temperature"] == 0.0
+        assert inst.repeats == ref["repeats"] == 1
+
+
+def _spin_on_marker(job):
+    completion, _solution = job
+    if "SPIN" in completion:
+        while True:
+            pass
+    return _real_score_one(job)
+
+
+_real_score_one = tasks_math._score_one
+
+
+@requires_shared
+def test_a_scorer_that_never_returns_cannot_stall_the_run(mirror, tmp_path, monkeypatch):
+    monkeypatch.setattr(tasks_math, "_score_one", _spin_on_marker)
+    monkeypatch.setattr(tasks_math, "DOC_TIMEOUT", 2.0)
+    rows = [{"key": "EleutherAI__hendrycks_math/algebra/test#0", "completion": "SPIN"},
+            {"key": "EleutherAI__hendrycks_math/algebra/test#1",
+             "completion": "Final Answer: The final answer is $6$. I hope it is correct."}]
+    file = tmp_path / "c.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = replay_eval(["minerva_math_tulu_algebra"], f"completions={file}", limit=2,
+                      log_samples=True)
+    records = [s["filtered_resps"][0] for s in out["samples"]["minerva_math_tulu_algebra"]]
+    assert records[0]["scoring_failure"] == "hard time bound 2s"
+    assert records[0]["exact_match_flex"] == 0
+    assert "scoring_failure" not in records[1]
+
+
+@requires_shared
+def test_pathological_completions_score_through_lm_eval(mirror, tmp_path):
+    nasty = ["$10^{10^{10}}$ \\boxed{10^{10^{10}}}", "x" * 100_000, "",
+             "\\boxed{" * 500 + "1" + "}" * 500,
+             "Final Answer: The final answer is $9^{9^{9^{9}}}$. I hope it is correct."]
+    rows = [{"key": f"EleutherAI__hendrycks_math/algebra/test#{i}", "completion": c}
+            for i, c in enumerate(nasty)]
+    file = tmp_path / "c.jsonl"
+    file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = replay_eval(["minerva_math_tulu_algebra"], f"completions={file}", limit=len(nasty),
+                      log_samples=True)
+    records = [s["filtered_resps"][0] for s in out["samples"]["minerva_math_tulu_algebra"]]
+    assert len(records) == len(nasty)
+    assert all(r["exact_match"] == 0 and r["exact_match_flex"] == 0 for r in records)
+
+
+@requires_shared
+def test_reference_solutions_of_all_5000_docs(mirror):
+    out = replay_eval(["minerva_math_tulu"], "from_doc={solution}", log_samples=True)
+    results = out["results"]["minerva_math_tulu"]
+    flex_misses = sorted(
+        s["doc"]["doc_key"]
+        for name, samples in out["samples"].items() for s in samples
+        if s["filtered_resps"][0]["exact_match_flex"] != 1
+    )
+    # Reference solutions have no "Final Answer" line: OLMES strict gives 0 everywhere.
+    assert results["exact_match,olmes"] == 0.0
+    # OLMES flex accepts every one of the 5000 reference solutions (the 13 solutions that box
+    # several values box the gold's last value last, so gold and answer agree).
+    assert flex_misses == []
+    assert results["exact_match_flex_micro,olmes"] == 1.0
+    assert results["math_verify_micro,olmes"] == 1.0
+    record = out["samples"]["minerva_math_tulu_algebra"][0]["filtered_resps"][0]
+    assert {"gold", "strict_answer", "exact_match", "exact_match_flex", "model_answer",
+            "math_verify_answer", "math_verify", "timeouts"} <= set(record)
+
+
+# ------------------------------------------------------------ few-shot exemplars
+
+RECORD = json.loads((REPO / "fewshot" / "minerva_math.json").read_text(encoding="utf-8"))
+
+
+def shot_turns(samples):
+    turns = []
+    for shot in samples:
+        turns.append({"role": "user", "content": "Problem:\n" + shot["problem"] + "\n\nSolution:"})
+        turns.append({"role": "assistant", "content": shot["solution"].strip()})
+    return turns
+
+
+def test_recorded_sha256_matches_the_samples():
+    text = json.dumps(RECORD["samples"], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == RECORD["sha256"]
+
+
+def test_four_shots_from_lm_eval_0_4_3_with_quirks():
+    assert RECORD["name"] == "minerva_math"
+    assert "lm-eval==0.4.3" in RECORD["source"] and "list_fewshot_samples" in RECORD["source"]
+    samples = RECORD["samples"]
+    assert [sorted(s) for s in samples] == [["problem", "solution"]] * 4
+    assert samples[0]["problem"].endswith("{\\sqrt{5-x}}$.}")  # the stray brace
+    assert "30n&=480\\\n\\Rightarrow" in samples[2]["solution"]  # one backslash, then newline
+    assert "6x-4y&=a,\\\n6y-9x" in samples[3]["problem"]
+    assert all(s["solution"].endswith("I hope it is correct.") for s in samples)
+
+
+@requires_shared
+def test_shots_equal_olmes_turns_of_every_math_request():
+    expected = shot_turns(RECORD["samples"])
+    math_requests = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
+                     if r["task"].startswith("minerva_math")]
+    assert len(math_requests) == 1187 + 871 + 100
+    for request in math_requests:
+        assert request["messages"][:8] == expected, request["key"]
+        assert len(request["messages"]) == 9

@@ -1,0 +1,74 @@
+"""The README agrees with the tree: its Layout map names every module, its Benchmarks table
+states each benchmark's YAML facts, and "Adding a benchmark" lists files that exist."""
+
+import re
+
+from evalpack.commands import catalog
+from tests.conftest import REPO, TASKS_DIR
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    start = README.index(f"## {title}")
+    return README[start:README.index("\n## ", start + 1)]
+
+
+def test_the_readme_layout_map_names_every_module():
+    """Every module of the package is named in the README's Layout map; a task hook module is
+    named after its benchmark folder under tasks/."""
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", section("Layout")))
+    package = REPO / "utils"
+    missing = []
+    for module in package.rglob("*.py"):
+        relative = module.relative_to(package)
+        if len(relative.parts) == 1 or module.stem == "__init__":
+            continue
+        name = relative.parts[1] if len(relative.parts) > 2 else module.stem
+        is_hook = relative.parts[0] == "tasks" and (TASKS_DIR / name).is_dir()
+        if name not in words and not is_hook:
+            missing.append(str(relative))
+    assert missing == []
+
+
+def table_rows() -> list[list[str]]:
+    lines = [line for line in section("Benchmarks").splitlines() if line.startswith("| `")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+def names(cell: str) -> list[str]:
+    """The task names of a table cell; "`x_tulu`, `_greedy`" names x_tulu and x_tulu_greedy."""
+    found = []
+    for token in re.findall(r"`([^`]+)`", cell):
+        found.append(found[-1] + token if token.startswith("_") else token)
+    return found
+
+
+def test_the_benchmark_table_states_the_yaml_facts():
+    """Each row's first task has the row's primary metric in its YAML, every name in a row is
+    a task or group of the pack, the README link is its folder's, and every benchmark is in a
+    row."""
+    index = catalog.task_index()
+    listed = set()
+    for tasks, _, primary, link in table_rows():
+        row = names(tasks)
+        assert row and set(row) <= set(index), tasks
+        assert catalog.facts(row[0])["primary"]["metric"] == names(primary)[0], tasks
+        folder = re.fullmatch(r"\[tasks/(\w+)\]\(tasks/(\w+)/README\.md\)", link)
+        assert folder and folder[1] == folder[2], link
+        assert index[row[0]].yaml_path.resolve().is_relative_to((TASKS_DIR / folder[1]).resolve())
+        listed |= set(row)
+    inner = {m for n in index for m in catalog.members(catalog.task_config(n))
+             if index[n].yaml_path is not None}
+    benchmarks = {n for n, e in index.items() if e.yaml_path is not None and n not in inner}
+    assert sorted(benchmarks - listed) == []
+
+
+def test_adding_a_benchmark_lists_files_that_exist():
+    block = section("Adding a benchmark")
+    paths = re.findall(r"^    (\S+)", block, re.MULTILINE)
+    assert len(paths) >= 8 and "README.md" in paths
+    assert [p for p in paths if not (REPO / p).is_file()] == []
+    example = re.search(r"The most recent one, (\S+)\s+\(`(\w+)`\)", block)
+    assert example and any(example[2] in names(row[0]) for row in table_rows())
+    assert f"tasks/{example[1].lower().replace('+', 'plus')}/README.md" in paths
