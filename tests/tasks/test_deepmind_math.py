@@ -29,7 +29,7 @@ CLOSING = "Therefore, the final answer is {}. I hope it is correct."
 def generator():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/deepmind_math/_generate.py")
+    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/deepmind_math/_generate_configs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -37,7 +37,7 @@ MIRROR = DATA_DIR / "TIGER-Lab__MMLU-Pro/default"
 
 
 def generator():
-    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/mmlu_pro/_generate.py")
+    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/mmlu_pro/_generate_configs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -28,7 +28,8 @@ from verifiers.v1.types import content_text
 from verifiers.v1.utils.loaders import load_environment as vf_load_environment
 from verifiers.v1.utils.loaders import resolve_env_config
 
-from ..models.requests import continues_assistant, cut_at_stops
+from ..core.text import cut_at_stops
+from ..models.requests import continues_assistant
 from ..models.served import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
 from . import batching, scoring
 from . import rows as rows_module

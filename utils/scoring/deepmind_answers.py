@@ -34,7 +34,7 @@ import numpy as np
 import sympy
 import sympy.core.random
 
-from .bounded import BoundExceeded, time_limit
+from ..core.bounded import BoundExceeded, time_limit
 from .sympy_guard import UnsafeAnswer, guarded_parse_expr
 
 FORMAT_REGEX = "(?i)Therefore, the final answer is (.*?). I hope it is correct."

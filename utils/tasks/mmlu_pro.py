@@ -48,13 +48,15 @@ COT_OPENING = "A: Let's think step by step."
 
 
 @cache
-def _split(path: str, name: str | None, split: str, data_dir: str | None) -> datasets.Dataset:
+def _split(path: str, name: str | None, split: str, data_dir: str | None,
+           revision: str | None) -> datasets.Dataset:
     """One whole split with its doc keys (`data_dir`: the mirror in use, part of the key)."""
-    return data.load_split(path, name, split)
+    return data.load_split(path, name, split, revision)
 
 
-def category_rows(path: str, name: str | None, split: str, category: str) -> datasets.Dataset:
-    rows = _split(path, name, split, os.environ.get(data.DATA_DIR_ENV))
+def category_rows(path: str, name: str | None, split: str, category: str,
+                  revision: str | None = None) -> datasets.Dataset:
+    rows = _split(path, name, split, os.environ.get(data.DATA_DIR_ENV), revision)
     picked = [i for i, value in enumerate(rows["category"]) if value == category]
     if not picked:
         raise data.DataError(f"dataset {path!r} split {split!r}: no row has category "
@@ -62,12 +64,12 @@ def category_rows(path: str, name: str | None, split: str, category: str) -> dat
     return rows.select(picked)
 
 
-def load(path: str, category: str, name: str | None = None,
-         splits: tuple[str, ...] = ("test",), **_metadata) -> datasets.DatasetDict:
+def load(path: str, category: str, name: str | None = None, splits: tuple[str, ...] = ("test",),
+         revision: str | None = None, **_metadata) -> datasets.DatasetDict:
     """`custom_dataset` hook: the rows of `category` in each named split (OLMES's
-    `test_docs` / `validation_docs` filter)."""
+    `test_docs` / `validation_docs` filter), from the hub at `revision`."""
     return datasets.DatasetDict(
-        {split: category_rows(path, name, split, category) for split in splits})
+        {split: category_rows(path, name, split, category, revision) for split in splits})
 
 
 def doc_to_text_tulu3(doc: dict) -> str:

@@ -1,5 +1,5 @@
 """Writes the per-category YAMLs and the two group YAMLs of `tasks/mmlu_pro/` (run it from
-anywhere: `python tasks/mmlu_pro/_generate.py`). The shared settings are the hand-written
+anywhere: `python tasks/mmlu_pro/_generate_configs.py`). The shared settings are the hand-written
 `_template.yaml` of each folder; this script only lists the 14 categories."""
 
 from pathlib import Path
@@ -44,7 +44,7 @@ def slug(category: str) -> str:
 def category_yaml(group: str, category: str, splits: str) -> str:
     return (f"include: _template.yaml\ntask: {group}_{slug(category)}\n"
             f"dataset_kwargs: {{path: TIGER-Lab/MMLU-Pro, category: {category}, "
-            f"splits: {splits}}}\n")
+            f"splits: {splits}, revision: null}}\n")
 
 
 def group_yaml(spec: dict) -> str:

@@ -1,5 +1,5 @@
 """Writes the 56 per-category YAMLs and the group YAML of `tasks/deepmind_math/` (run it from
-anywhere: `python tasks/deepmind_math/_generate.py`). The shared settings are the hand-written
+anywhere: `python tasks/deepmind_math/_generate_configs.py`). The shared settings are the hand-written
 `_template.yaml`; this script only lists the categories."""
 
 from pathlib import Path
@@ -34,7 +34,7 @@ AGGREGATES = ("exact_match", "answer_format_correct", "answer_parse_error")
 
 def category_yaml(category: str) -> str:
     return (f"include: _template.yaml\ntask: {GROUP}_{category}\n"
-            f"dataset_kwargs: {{category: {category}}}\n")
+            f"dataset_kwargs: {{category: {category}, revision: null}}\n")
 
 
 def group_yaml() -> str:
