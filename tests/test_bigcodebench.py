@@ -254,3 +254,13 @@ def test_missing_libraries_are_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "none"))
     with pytest.raises(RuntimeError, match="bigcodebench_libs install"):
         bigcodebench.execute_samples([["x"]], [{"code_prompt": "", "entry_point": "f"}])
+
+
+def test_libraries_folder_and_pins(monkeypatch, tmp_path, capsys):
+    pins = bigcodebench_libs.requirements_file().read_text().splitlines()
+    assert "pandas==2.0.3" in pins and "matplotlib==3.7.0" in pins and "numpy==1.26.4" in pins
+    monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "libs"))
+    assert bigcodebench_libs.main(["path"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "libs")
+    assert not bigcodebench_libs.installed()
+    assert bigcodebench_libs.main(["nonsense"]) == 2
