@@ -18,6 +18,7 @@ failed and why). See the task README for what this means for forged verdicts.
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import cache
 from pathlib import Path
@@ -85,8 +86,15 @@ def runner_source() -> str:
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
     """`custom_dataset` hook: the split, each doc carrying the run's time limit (settable with
     `--metadata '{"timeout": 60}'`), so scoring and the logs agree on it."""
+    if not bigcodebench_libs.installed():  # said before generation, not only at scoring
+        logging.getLogger(__name__).warning(missing_libraries())
     dataset = data.load(**kwargs)
     return dataset.map(lambda doc: {"timeout": float(timeout)})
+
+
+def missing_libraries() -> str:
+    return (f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()}: run "
+            "`python -m evalpack.tasks.bigcodebench_libs install` (see tasks/bigcodebench)")
 
 
 def doc_to_text(doc: dict) -> str:
@@ -125,9 +133,7 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
     """Custom filter: every sample of every doc calibrated and run, all in one parallel batch
     (a program occurring twice for a doc runs once)."""
     if not bigcodebench_libs.installed():
-        raise RuntimeError(
-            f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()}: "
-            "run `python -m evalpack.tasks.bigcodebench_libs install` (see tasks/bigcodebench)")
+        raise RuntimeError(missing_libraries())
     libs = str(bigcodebench_libs.folder())
     programs = [[calibrated_program(doc, cut_at_stops(sample, STOP_STRINGS)) for sample in samples]
                 for samples, doc in zip(resps, docs)]
