@@ -40,11 +40,13 @@ STOP_STRINGS = ["<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\nde
 DEFAULT_TIMEOUT = 30.0
 ENTRY_POINT = "run_bigcodebench"  # the runner's function the trusted check calls
 
-# Failures whose traceback says the test wanted the network, which jobs never have.
+# Failures whose traceback says the test wanted the network, which jobs never have: the
+# operating system's own messages (name resolution, no route, no address to bind, loopback
+# included), not exception names a test may raise on purpose through a mock.
 _NETWORK = re.compile(
     r"gaierror|Temporary failure in name resolution|Name or service not known|"
     r"Network is unreachable|Cannot assign requested address|NewConnectionError|"
-    r"ConnectionError|ConnectionRefusedError|URLError|\[Errno (?:99|101|111)\]"
+    r"\[Errno (?:99|101)\]"
 )
 
 # Trusted: the check on the runner's report (`TRUSTED_CHECK` + a call of `_check`). The report
