@@ -38,6 +38,7 @@ demo: venv
 $(BIN)/.test-extras: $(BIN)/.installed
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	$(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray,verifiers]"
+	$(BIN)/python -m evalpack.tasks.bigcodebench_libs install  # BigCodeBench's pinned libraries
 	touch $@
 
 # The report test opens the HTML page in Debian's headless Chromium; without it that test skips.

@@ -1,0 +1,266 @@
+"""bigcodebench_hard_tulu / bigcodebench_tulu: OLMES-identical requests, OLMES's calibration
+(sanitise against the entry point, code_prompt prepended) on hand-written completions, and
+BigCodeBench's unittest classes run in the sandbox (scratch folder, time limits, no network).
+
+Tests that execute need BigCodeBench's libraries (`python -m evalpack.tasks.bigcodebench_libs
+install`); without them they skip, saying so."""
+
+import json
+
+import pytest
+
+from evalpack import execution
+from evalpack.core.text import cut_at_stops
+from evalpack.scoring.code_sanitize import code_extract, sanitize
+from evalpack.tasks import bigcodebench, bigcodebench_libs
+from tests.conftest import (
+    DATA_DIR,
+    OLMES_REF,
+    chat_requests,
+    read_jsonl,
+    replay_eval,
+    requires_shared,
+    task_manager,
+)
+
+requires_libs = pytest.mark.skipif(
+    not bigcodebench_libs.installed(),
+    reason=f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()} "
+           "(python -m evalpack.tasks.bigcodebench_libs install)",
+)
+FULL = "bigcode__bigcodebench/default/v0.1.2.jsonl"
+HARD = "bigcode__bigcodebench-hard/default/v0.1.2.jsonl"
+TASKS = {"bigcodebench_hard_tulu": "bigcodebench_hard::tulu",
+         "bigcodebench_tulu": "bigcodebench::tulu"}
+
+
+def unseen_requests(task):
+    return [r for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl") if r["task"] == task]
+
+
+def rows(name):
+    return read_jsonl(DATA_DIR / name)
+
+
+@requires_shared
+@pytest.mark.parametrize("task", TASKS)
+def test_requests_identical_to_olmes(mirror, task):
+    reference = unseen_requests(TASKS[task])
+    built = {inst.doc["doc_key"]: inst for inst in chat_requests(task)}
+    assert len(reference) == 3 and len(built) == (148 if "hard" in task else 1140)
+    for ref in reference:
+        inst = built[ref["key"]]
+        context, gen_kwargs = inst.args
+        messages = json.loads(context)
+        # lm-eval passes the assistant prefix as a final assistant message to continue
+        assert messages[:-1] == ref["messages"]
+        assert messages[-1] == {"role": "assistant", "content": ref["assistant_prefix"]}
+        assert gen_kwargs["until"] == ref["stop_sequences"] == bigcodebench.STOP_STRINGS
+        olmes_kwargs = ref["generation_kwargs"]
+        assert gen_kwargs["max_gen_toks"] == olmes_kwargs["max_gen_toks"] == 1280
+        assert gen_kwargs["do_sample"] is olmes_kwargs["do_sample"] is False
+        assert gen_kwargs["temperature"] == olmes_kwargs["temperature"] == 0.0
+        assert inst.repeats == ref["repeats"] == 1
+
+
+@requires_shared
+def test_metadata_names_the_primary_metric(mirror):
+    tasks = task_manager().load(list(TASKS))["tasks"]
+    for task in tasks.values():
+        metadata = task.config.metadata
+        assert metadata["primary"] == {"metric": "pass_at_1", "filter": "execution"}
+        assert metadata["chat"] is True and "BigCodeBench" in metadata["label"]
+
+
+# --- OLMES's calibration on hand-written completions (BigCodeBench/1: count random letters,
+# whose test calls random.seed without importing random: the calibrated program's imports
+# supply it) ------------------------------------------------------------------------------
+BODY = ("    if length < 0:\n        raise ValueError('negative')\n"
+        "    letters = random.choices(string.ascii_letters, k=length)\n"
+        "    return dict(collections.Counter(letters))\n")
+COMPLETIONS = {
+    # a whole script with its own imports, a main guard and a trailing fence (cut at the stops)
+    "full_script": ("import collections\nimport random\nimport string\n\n\n"
+                    "def task_func(length=100):\n" + BODY +
+                    "\n\nif __name__ == '__main__':\n    print(task_func(5))\n```\n"),
+    # the function alone: code_prompt's imports make it work
+    "function_only": "def task_func(length=100):\n" + BODY + "```",
+    # no fence, prose before and after the code: sanitising keeps the code
+    "prose_around": ("Here is the solution.\n\nimport random\ndef task_func(length=100):\n" + BODY +
+                     "\nThe function draws letters and counts them with a Counter."),
+    # a helper it uses is kept; top-level demo code is dropped
+    "helper_and_demo": ("def _draw(length):\n    return random.choices(string.ascii_letters, "
+                        "k=length)\n\ndef task_func(length=100):\n    if length < 0:\n"
+                        "        raise ValueError\n    return dict(collections.Counter(_draw("
+                        "length)))\n\nresult = task_func(3)\nassert len(result) <= 3\n"),
+    # the right code under another name: task_func stays code_prompt's `pass`
+    "wrong_entry_point": "def count_letters(length=100):\n" + BODY,
+    # OLMES quirk: a decorated definition is not a definition to the sanitiser, so it is dropped
+    "decorated": "import functools\n@functools.wraps(len)\ndef task_func(length=100):\n" + BODY,
+}
+EXPECTED = {"full_script": True, "function_only": True, "prose_around": True,
+            "helper_and_demo": True, "wrong_entry_point": False, "decorated": False}
+
+
+def doc_1():
+    doc = rows(FULL)[1]
+    assert doc["task_id"] == "BigCodeBench/1"
+    return {**doc, "timeout": bigcodebench.DEFAULT_TIMEOUT}
+
+
+def calibrated(doc, name):
+    return bigcodebench.calibrated_program(doc, cut_at_stops(COMPLETIONS[name],
+                                                             bigcodebench.STOP_STRINGS))
+
+
+@requires_shared
+def test_calibration_programs_are_olmes_programs():
+    doc = doc_1()
+    head = doc["code_prompt"] + "\n    pass\n"
+    assert calibrated(doc, "full_script") == head + (
+        "import collections\nimport random\nimport string\ndef task_func(length=100):\n"
+        + BODY.rstrip("\n"))
+    assert calibrated(doc, "function_only") == head + "def task_func(length=100):\n" + \
+        BODY.rstrip("\n")
+    assert calibrated(doc, "prose_around") == head + "import random\ndef task_func(" \
+        "length=100):\n" + BODY.rstrip("\n")
+    helper = calibrated(doc, "helper_and_demo")
+    assert "def _draw" in helper and "result = " not in helper and "assert" not in helper
+    # nothing reaches task_func: no import, no definition is kept, so the raw code stays
+    assert calibrated(doc, "wrong_entry_point") == head + "def count_letters(length=100):\n" + \
+        BODY.rstrip("\n")
+    assert calibrated(doc, "decorated") == head + "import functools"
+
+
+def test_code_extract_takes_the_longest_parsing_run():
+    text = "Sure:\ndef f():\n    return 1\n\nx = f()\nThat is all."
+    assert code_extract(text) == "def f():\n    return 1\n\nx = f()"
+    assert code_extract("no code here") == "no code here"  # one line: itself
+    assert code_extract("a b\nc d") == "a b"  # nothing parses: the first line
+    # an unreached assignment is dropped, a reached one kept, imports always kept
+    code = "import os\nLIMIT = 3\nOTHER = 4\ndef f():\n    return LIMIT\n"
+    assert sanitize(code, "f") == "import os\nLIMIT = 3\ndef f():\n    return LIMIT"
+
+
+@requires_shared
+@requires_libs
+def test_calibration_verdicts():
+    doc = doc_1()
+    names = list(COMPLETIONS)
+    jobs = [bigcodebench.job(doc, calibrated(doc, n), str(bigcodebench_libs.folder()))
+            for n in names]
+    # the function alone without calibration: the test's `random` does not exist
+    bare = sanitize(COMPLETIONS["function_only"], "task_func")
+    jobs.append(bigcodebench.job(doc, bare, str(bigcodebench_libs.folder())))
+    verdicts = execution.run_jobs(jobs)
+    assert {n: v.passed for n, v in zip(names, verdicts)} == EXPECTED
+    assert not verdicts[-1].passed and "NameError" in verdicts[-1].reason
+
+
+# --- the runner in the sandbox -----------------------------------------------------------
+def synthetic_doc(test, timeout=5.0):
+    return {"test": "import unittest\n" + test, "timeout": timeout}
+
+
+SCRATCH_TEST = """
+class TestCases(unittest.TestCase):
+    def test_writes_in_the_working_directory(self):
+        path = task_func("out.txt")
+        self.assertEqual(open("out.txt").read(), "hello")
+        self.assertTrue(os.path.abspath(path).startswith("/tmp/"))
+"""
+SCRATCH_OK = ("import os\ndef task_func(name):\n    with open(name, 'w') as fh:\n"
+              "        fh.write('hello')\n    return os.path.abspath(name)\n")
+NETWORK_TEST = """
+class TestCases(unittest.TestCase):
+    def test_fetch(self):
+        self.assertEqual(task_func(), 200)
+"""
+NETWORK = ("import urllib.request\ndef task_func():\n"
+           "    return urllib.request.urlopen('http://example.com', timeout=2).status\n")
+SLOW_TEST = """
+class TestCases(unittest.TestCase):
+    def test_slow(self):
+        task_func()
+    def test_quick(self):
+        pass
+"""
+SLEEPS = "import time\ndef task_func():\n    time.sleep(600)\n"
+
+
+@requires_libs
+def test_runner_scratch_network_limits_and_exits():
+    libs = str(bigcodebench_libs.folder())
+    cases = [
+        ("scratch", synthetic_doc(SCRATCH_TEST), SCRATCH_OK),
+        ("network", synthetic_doc(NETWORK_TEST), NETWORK),
+        ("slow", synthetic_doc(SLOW_TEST, timeout=8.0), SLEEPS),
+        ("exit_at_import", synthetic_doc(SCRATCH_TEST), "import sys\nsys.exit(0)\n"),
+        ("os_exit", synthetic_doc(SCRATCH_TEST), "import os\nos._exit(0)\n"),
+        ("exit_builtin", synthetic_doc(SCRATCH_TEST), "def task_func(name):\n    exit()\n"),
+        ("no_tests", synthetic_doc("class TestCases(unittest.TestCase):\n    pass\n"), ""),
+    ]
+    verdicts = dict(zip([c[0] for c in cases], execution.run_jobs(
+        [bigcodebench.job(doc, program, libs) for _, doc, program in cases])))
+    records = {k: bigcodebench.verdict_record(v, "") for k, v in verdicts.items()}
+    assert records["scratch"]["passed"], records["scratch"]["reason"]
+    assert not records["network"]["passed"] and records["network"]["needs_network"]
+    assert "needs the network: 1 of 1 tests failed (test_fetch)" in records["network"]["reason"]
+    slow = records["slow"]
+    assert not slow["passed"] and "1 of 2 tests failed (test_slow)" in slow["reason"]
+    assert "Timed out" in slow["reason"]
+    assert "module failed: SystemExit" in records["exit_at_import"]["reason"]
+    assert not records["os_exit"]["passed"]
+    assert "1 of 1 tests failed" in records["exit_builtin"]["reason"]
+    assert records["no_tests"]["reason"] == "assertion failed no test ran"
+    assert not any(r["needs_network"] for k, r in records.items() if k != "network")
+
+
+# --- real tasks ---------------------------------------------------------------------------
+# A small real subset of the Hard reference solutions: pandas, matplotlib, sklearn, numpy,
+# files, regex, subprocess mocks.
+HARD_SUBSET = ["BigCodeBench/13", "BigCodeBench/37", "BigCodeBench/89", "BigCodeBench/92",
+               "BigCodeBench/100", "BigCodeBench/139"]
+
+
+@requires_shared
+@requires_libs
+def test_hard_reference_solutions_pass():
+    docs = [{**r, "timeout": bigcodebench.DEFAULT_TIMEOUT} for r in rows(HARD)
+            if r["task_id"] in HARD_SUBSET]
+    assert len(docs) == len(HARD_SUBSET)
+    resps = [["```python\n" + d["code_prompt"] + d["canonical_solution"] + "\n```\n"]
+             for d in docs]
+    records = bigcodebench.execute_samples(resps, docs)
+    failed = {d["task_id"]: r[0]["reason"] for d, r in zip(docs, records) if not r[0]["passed"]}
+    assert failed == {}
+
+
+@requires_shared
+@requires_libs
+def test_end_to_end_hard_reference_solutions(mirror):
+    out = replay_eval(["bigcodebench_hard_tulu"],
+                      "from_doc={code_prompt}{canonical_solution}",
+                      confirm_run_unsafe_code=True, limit=3, log_samples=True)
+    results = out["results"]["bigcodebench_hard_tulu"]
+    assert results["pass_at_1,execution"] == 1.0
+    assert results["needs_network,execution"] == 0
+    record = out["samples"]["bigcodebench_hard_tulu"][0]["filtered_resps"][0][0]
+    assert record["outcome"] == "passed" and record["program"].startswith(
+        rows(HARD)[0]["code_prompt"] + "\n    pass\n")
+
+
+def test_missing_libraries_are_one_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "none"))
+    with pytest.raises(RuntimeError, match="bigcodebench_libs install"):
+        bigcodebench.execute_samples([["x"]], [{"code_prompt": "", "entry_point": "f"}])
+
+
+def test_libraries_folder_and_pins(monkeypatch, tmp_path, capsys):
+    pins = bigcodebench_libs.requirements_file().read_text().splitlines()
+    assert "pandas==2.0.3" in pins and "matplotlib==3.7.0" in pins and "numpy==1.26.4" in pins
+    monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "libs"))
+    assert bigcodebench_libs.main(["path"]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "libs")
+    assert not bigcodebench_libs.installed()
+    assert bigcodebench_libs.main(["nonsense"]) == 2

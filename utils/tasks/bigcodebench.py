@@ -1,0 +1,163 @@
+"""lm-eval hooks for BigCodeBench (`tasks/bigcodebench`), OLMES `bigcodebench::tulu` and
+`bigcodebench_hard::tulu`, executed in the pack's sandbox (`evalpack.execution`).
+
+Requests: OLMES's `instruct` variant in chat form (`doc_to_text` and the YAML's `gen_prefix`).
+Scoring, as OLMES's `calibrate_code`: the completion (cut at OLMES's stop strings) is sanitised
+against the entry point (`evalpack.scoring.code_sanitize`) and the task's `code_prompt` + a
+`pass` body is put before it (BigCodeBench's calibration: the prompt's imports and signature
+exist even when the answer left them out). The program runs with the task's unittest
+`TestCases` in one sandboxed process, as BigCodeBench's harness runs them
+(`bigcodebench_runner`); one verdict per sample, pass@1 over the samples.
+
+Why the test shares the candidate's process (unlike HumanEval's jobs, which only exchange plain
+data): BigCodeBench's tests patch the candidate's modules (`unittest.mock.patch`) and inspect
+what it returns (DataFrames, matplotlib Axes, files it wrote), which cannot cross a process
+boundary as plain data. The trusted side reads back only plain data (how many tests ran, which
+failed and why). See the task README for what this means for forged verdicts.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import cache
+from pathlib import Path
+
+from .. import execution
+from ..core import data
+from ..core.text import cut_at_stops
+from ..scoring.code_sanitize import sanitize
+from ..scoring.sampling_metrics import pass_at_k
+from . import bigcodebench_libs
+
+INSTRUCTION = ("Please provide a self-contained Python script that solves the following problem "
+               "in a markdown code block:")
+# OLMES's chat stop sequences for BigCodeBench, enforced here whatever the backend did
+STOP_STRINGS = ["<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(",
+                "\nprint(", "\n```\n"]
+# seconds: the job's CPU time for the whole test class and each test's wall-clock limit. OLMES's
+# default BigCodeBench service documents "per instance exec timeout is 30 sec".
+DEFAULT_TIMEOUT = 30.0
+ENTRY_POINT = "run_bigcodebench"  # the runner's function the trusted check calls
+
+# Failures whose traceback says the test wanted the network, which jobs never have: the
+# operating system's own messages (name resolution, no route, no address to bind, loopback
+# included), not exception names a test may raise on purpose through a mock.
+_NETWORK = re.compile(
+    r"gaierror|Temporary failure in name resolution|Name or service not known|"
+    r"Network is unreachable|Cannot assign requested address|NewConnectionError|"
+    r"\[Errno (?:99|101)\]"
+)
+
+# Trusted: the check on the runner's report (`TRUSTED_CHECK` + a call of `_check`). The report
+# is the candidate process's plain data; anything else is a failure.
+TRUSTED_CHECK = r'''
+import re as _re
+_NETWORK = _re.compile(NETWORK_PATTERN)
+
+
+def _last_line(text):
+    lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def _check(report):
+    assert isinstance(report, dict) and isinstance(report.get("failures"), list) and \
+        isinstance(report.get("ran"), int) and isinstance(report.get("error"), str), \
+        "the runner's report is malformed"
+    if report["error"]:
+        network = "needs the network: " * bool(_NETWORK.search(report["error"]))
+        raise AssertionError(f"{network}module failed: {_last_line(report['error'])}")
+    failures = report["failures"]
+    assert report["ran"] > 0, "no test ran"
+    if failures:
+        names = [str(f[0]) for f in failures]
+        network = any(_NETWORK.search(str(f[1])) for f in failures)
+        raise AssertionError(
+            f"{'needs the network: ' * network}{len(failures)} of {report['ran']} tests failed "
+            f"({', '.join(names)[:200]}): {_last_line(failures[0][1])}")
+'''.replace("NETWORK_PATTERN", repr(_NETWORK.pattern))
+
+
+@cache
+def runner_source() -> str:
+    """The runner program's source (`bigcodebench_runner.py`, shipped with the package)."""
+    return (Path(__file__).parent / "bigcodebench_runner.py").read_text(encoding="utf-8")
+
+
+def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
+    """`custom_dataset` hook: the split, each doc carrying the run's time limit (settable with
+    `--metadata '{"timeout": 60}'`), so scoring and the logs agree on it."""
+    if not bigcodebench_libs.installed():  # said before generation, not only at scoring
+        logging.getLogger(__name__).warning(missing_libraries())
+    dataset = data.load(**kwargs)
+    return dataset.map(lambda doc: {"timeout": float(timeout)})
+
+
+def missing_libraries() -> str:
+    return (f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()}: run "
+            "`python -m evalpack.tasks.bigcodebench_libs install` (see tasks/bigcodebench)")
+
+
+def doc_to_text(doc: dict) -> str:
+    """OLMES's user turn for the `instruct` variant."""
+    return INSTRUCTION + "\n" + doc["instruct_prompt"].strip() + "\n"
+
+
+def calibrated_program(doc: dict, completion: str) -> str:
+    """OLMES's program for a completion (cut at the stop strings): `code_prompt` with a `pass`
+    body, then the completion sanitised against the entry point."""
+    return doc["code_prompt"] + "\n    pass\n" + sanitize(completion, doc["entry_point"])
+
+
+def job(doc: dict, program: str, libs: str = "") -> execution.Job:
+    """`program` run with the doc's unittest class by the runner, under the doc's limit, with
+    the folder `libs` (BigCodeBench's libraries) first on its path."""
+    return execution.Job(
+        program=runner_source() + f"\nCANDIDATE_CODE = {program!r}\n",
+        test=f"_check({ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}))\n",
+        entry_point=ENTRY_POINT,
+        timeout=doc["timeout"],
+        trusted_prelude=TRUSTED_CHECK,
+    )
+
+
+def verdict_record(verdict: execution.Verdict, program: str) -> dict:
+    """What a sample's log keeps: the verdict, whether it failed for want of the network, the
+    job's CPU time, and the program that ran (the calibrated one)."""
+    cpu = verdict.cpu_seconds
+    return {"passed": verdict.passed, "outcome": verdict.outcome, "reason": verdict.reason,
+            "limit": verdict.limit, "needs_network": "needs the network" in verdict.reason,
+            "cpu_seconds": None if cpu is None else round(cpu, 3), "program": program}
+
+
+def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]]:
+    """Custom filter: every sample of every doc calibrated and run, all in one parallel batch
+    (a program occurring twice for a doc runs once)."""
+    if not bigcodebench_libs.installed():
+        raise RuntimeError(missing_libraries())
+    libs = str(bigcodebench_libs.folder())
+    programs = [[calibrated_program(doc, cut_at_stops(sample, STOP_STRINGS)) for sample in samples]
+                for samples, doc in zip(resps, docs)]
+    jobs, index = [], {}
+    for i, (doc_programs, doc) in enumerate(zip(programs, docs)):
+        for program in doc_programs:
+            if (i, program) not in index:
+                index[(i, program)] = len(jobs)
+                jobs.append(job(doc, program, libs))
+    verdicts = execution.run_jobs(jobs)
+    return [[verdict_record(verdicts[index[(i, p)]], p) for p in doc_programs]
+            for i, doc_programs in enumerate(programs)]
+
+
+def process_results(doc: dict, results: list[list[dict]]) -> dict:
+    """pass@1 over the doc's samples (OLMES: one greedy sample), and whether any sample failed
+    only for want of the network (a count over the run)."""
+    samples = results[0]
+    return {"pass_at_1": pass_at_k(len(samples), sum(s["passed"] for s in samples), 1),
+            "needs_network": int(any(s["needs_network"] for s in samples))}
+
+
+def total(counts: list[int]) -> int:
+    """Aggregation for counts: the sum over all docs of the run."""
+    return sum(counts)
