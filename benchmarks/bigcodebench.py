@@ -42,7 +42,7 @@ RUNNER = Path(bigcodebench.__file__).with_name("bigcodebench_runner.py")
 # The baseline's driver: a fresh interpreter with the benchmark's libraries first on its path;
 # it forks one process per program (as BigCodeBench's untrusted_check) and prints one JSON
 # report per program.
-DRIVER = r'''
+DRIVER = r"""
 import json, multiprocessing, os, sys, time
 from concurrent.futures import ThreadPoolExecutor
 libs, runner, jobs_file, timeout = sys.argv[1:5]
@@ -80,7 +80,7 @@ def check(job):
 with ThreadPoolExecutor(os.cpu_count()) as pool:
     for report in pool.map(check, jobs):
         print(json.dumps(report), flush=True)
-'''
+"""
 
 
 def load(full: bool) -> list[dict]:
@@ -127,8 +127,9 @@ def baseline_reason(report: dict) -> tuple[bool, str]:
     if report["error"]:
         return False, report["error"][-300:]
     if report["failures"]:
-        return False, " | ".join(f"{name}: {trace.strip().splitlines()[-1]}"
-                                 for name, trace in report["failures"])[:300]
+        return False, " | ".join(
+            f"{name}: {trace.strip().splitlines()[-1]}" for name, trace in report["failures"]
+        )[:300]
     return report["ran"] > 0, "" if report["ran"] else "no test ran"
 
 
@@ -136,10 +137,22 @@ def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float
     jobs_file = workdir / "bigcodebench_jobs.json"
     jobs_file.write_text(json.dumps([{"program": program(d), "test": d["test"]} for d in docs]))
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", DRIVER, str(bigcodebench_libs.folder()),
-                          str(RUNNER), str(jobs_file), str(timeout)],
-                         check=False, capture_output=True, text=True, cwd=workdir,
-                         env={**os.environ, "TMPDIR": str(workdir)})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            DRIVER,
+            str(bigcodebench_libs.folder()),
+            str(RUNNER),
+            str(jobs_file),
+            str(timeout),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=workdir,
+        env={**os.environ, "TMPDIR": str(workdir)},
+    )
     seconds = time.perf_counter() - start
     reports = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if len(reports) != len(docs):
@@ -150,9 +163,11 @@ def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float
 def summary(name: str, seconds: float, results: list[tuple[bool, str]]) -> None:
     causes = Counter(cause(p, r) for p, r in results)
     passed = causes.pop("passed", 0)
-    print(f"{name:9} {len(results)} programs in {seconds:7.1f} s = "
-          f"{len(results) / seconds:6.2f} programs/s; passed {passed}/{len(results)} "
-          f"({100 * passed / len(results):.1f}%); failures by cause: {dict(causes.most_common())}")
+    print(
+        f"{name:9} {len(results)} programs in {seconds:7.1f} s = "
+        f"{len(results) / seconds:6.2f} programs/s; passed {passed}/{len(results)} "
+        f"({100 * passed / len(results):.1f}%); failures by cause: {dict(causes.most_common())}"
+    )
 
 
 def main() -> None:
@@ -160,16 +175,24 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="the full set (1,140), not Hard")
     parser.add_argument("--timeout", type=float, default=bigcodebench.DEFAULT_TIMEOUT)
     parser.add_argument("--every", type=int, default=1, help="only every N-th task (a sample)")
-    parser.add_argument("--rounds", type=int, default=4,
-                        help="rounds, each timing evalpack then the baseline on its tasks")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=4,
+        help="rounds, each timing evalpack then the baseline on its tasks",
+    )
     args = parser.parse_args()
     if not bigcodebench_libs.installed():
-        sys.exit("install BigCodeBench's libraries first: "
-                 "python -m evalpack.tasks.bigcodebench_libs install")
+        sys.exit(
+            "install BigCodeBench's libraries first: "
+            "python -m evalpack.tasks.bigcodebench_libs install"
+        )
     docs = load(args.full)[:: args.every]
-    print(f"{os.cpu_count()} cores; evalpack isolation: {execution.isolation()}, network: "
-          f"{execution.network_isolation()}; {len(docs)} tasks, limit {args.timeout:g} s, "
-          f"{args.rounds} rounds")
+    print(
+        f"{os.cpu_count()} cores; evalpack isolation: {execution.isolation()}, network: "
+        f"{execution.network_isolation()}; {len(docs)} tasks, limit {args.timeout:g} s, "
+        f"{args.rounds} rounds"
+    )
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"bigcodebench-baseline-{os.getpid()}"
     workdir.mkdir(parents=True, exist_ok=True)
     ours_seconds = base_seconds = 0.0
@@ -188,8 +211,10 @@ def main() -> None:
     print(f"ratio (baseline time / evalpack time): {base_seconds / ours_seconds:.2f}x")
     for (doc, (p, r)), (_, (bp, br)) in zip(ours, base):
         if not (p and bp):
-            print(f"  {doc['task_id']}: evalpack {cause(p, r)} ({r[:160]}) | baseline "
-                  f"{cause(bp, br)} ({br[:160]})")
+            print(
+                f"  {doc['task_id']}: evalpack {cause(p, r)} ({r[:160]}) | baseline "
+                f"{cause(bp, br)} ({br[:160]})"
+            )
 
 
 if __name__ == "__main__":

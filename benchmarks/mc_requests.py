@@ -57,8 +57,15 @@ def replay_rows(names: list[str], limit: int | None) -> list[dict]:
     for subject in names:
         docs = data.load_split("cais/mmlu", subject, "test")
         for doc_id in range(len(docs) if limit is None else min(limit, len(docs))):
-            rows += [{"task": f"{GROUP}_{subject}", "doc_id": doc_id, "continuation": letter,
-                      "loglikelihood": -rnd.uniform(0.01, 8.0)} for letter in "ABCD"]
+            rows += [
+                {
+                    "task": f"{GROUP}_{subject}",
+                    "doc_id": doc_id,
+                    "continuation": letter,
+                    "loglikelihood": -rnd.uniform(0.01, 8.0),
+                }
+                for letter in "ABCD"
+            ]
     return rows
 
 
@@ -76,9 +83,13 @@ def main() -> None:
         lm = CountingReplay(completions=str(file))
         start = time.perf_counter()
         out = simple_evaluate(
-            model=lm, tasks=[GROUP], limit=args.limit, apply_chat_template=True,
+            model=lm,
+            tasks=[GROUP],
+            limit=args.limit,
+            apply_chat_template=True,
             fewshot_as_multiturn=True,
-            task_manager=TaskManager(include_path=str(tasks_dir()), include_defaults=False))
+            task_manager=TaskManager(include_path=str(tasks_dir()), include_defaults=False),
+        )
         seconds = time.perf_counter() - start
     contexts = defaultdict(set)
     for task, doc_id, context, _ in lm.seen:
@@ -86,13 +97,19 @@ def main() -> None:
     sent = len(group_by_context([(c, cont) for _, _, c, cont in lm.seen], [""] * len(lm.seen)))
     requests, docs = len(lm.seen), len(contexts)
     print(f"{docs} docs, {requests} log-likelihood requests, {os.cpu_count()} cores")
-    print(f"build + answer + score through lm-eval: {seconds:.1f} s = {requests / seconds:.0f} "
-          f"requests/s ({docs / seconds:.0f} docs/s); replay answering: {lm.answer_seconds:.2f} s")
-    print(f"distinct contexts per doc: {sum(map(len, contexts.values())) / docs:.2f}; "
-          f"evalpack-completions would send {sent} HTTP requests "
-          f"({sent / docs:.2f} per doc, {requests / sent:.1f} continuations each)")
-    print(f"{GROUP} acc_raw (macro) on the synthetic values: "
-          f"{out['results'][GROUP]['acc_raw,none']:.4f}")
+    print(
+        f"build + answer + score through lm-eval: {seconds:.1f} s = {requests / seconds:.0f} "
+        f"requests/s ({docs / seconds:.0f} docs/s); replay answering: {lm.answer_seconds:.2f} s"
+    )
+    print(
+        f"distinct contexts per doc: {sum(map(len, contexts.values())) / docs:.2f}; "
+        f"evalpack-completions would send {sent} HTTP requests "
+        f"({sent / docs:.2f} per doc, {requests / sent:.1f} continuations each)"
+    )
+    print(
+        f"{GROUP} acc_raw (macro) on the synthetic values: "
+        f"{out['results'][GROUP]['acc_raw,none']:.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -30,8 +30,9 @@ TIMED = re.compile(r"rescored (\S+) in ([\d.]+) s")
 
 
 def evalpack(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evalpack", *args], capture_output=True,
-                          text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "evalpack", *args], capture_output=True, text=True, check=False
+    )
 
 
 def main() -> None:
@@ -46,12 +47,32 @@ def main() -> None:
         root.mkdir(parents=True, exist_ok=True)
         models = root / "models.yaml"
         recorded = [str(p) for p in sorted(OUTPUTS.glob("*.jsonl"))]
-        models.write_text(json.dumps({"checkpoints": [{
-            "name": "real-outputs", "model": "replay",
-            "model_args": {"completions": recorded, "missing": "empty"}}]}))
+        models.write_text(
+            json.dumps(
+                {
+                    "checkpoints": [
+                        {
+                            "name": "real-outputs",
+                            "model": "replay",
+                            "model_args": {"completions": recorded, "missing": "empty"},
+                        }
+                    ]
+                }
+            )
+        )
         start = time.monotonic()
-        built = evalpack("leaderboard", "run", "--models", str(models), "--suite", "tulu_3_dev",
-                         "--tasks", args.tasks, "--output", str(root / "board"))
+        built = evalpack(
+            "leaderboard",
+            "run",
+            "--models",
+            str(models),
+            "--suite",
+            "tulu_3_dev",
+            "--tasks",
+            args.tasks,
+            "--output",
+            str(root / "board"),
+        )
         print(f"board built in {time.monotonic() - start:.0f} s (not part of the figure)")
         if built.returncode:
             sys.exit(built.stderr.strip().splitlines()[-1])
@@ -62,8 +83,10 @@ def main() -> None:
             sys.exit(rescored.stderr.strip().splitlines()[-1])
         for task, seconds in TIMED.findall(rescored.stderr):
             print(f"  {task:40s} {float(seconds):7.1f} s")
-        print(f"evalpack rescore, {len(args.tasks.split(','))} tasks, every doc: {wall:.1f} s "
-              "(one process: imports and the task index once)")
+        print(
+            f"evalpack rescore, {len(args.tasks.split(','))} tasks, every doc: {wall:.1f} s "
+            "(one process: imports and the task index once)"
+        )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ def load_docs(limit: int | None) -> list[dict]:
     docs = []
     for task in catalog.members(catalog.task_config(group)):
         category = task.removeprefix(group + "_")
-        docs += with_keys(deepmind_math.read_sample(category), deepmind_math.DATASET,
-                          category, "test")
+        docs += with_keys(
+            deepmind_math.read_sample(category), deepmind_math.DATASET, category, "test"
+        )
     return docs[:limit]
 
 
@@ -47,23 +48,33 @@ def main() -> None:
     records = deepmind_math.score_docs(completions, docs)
     parallel = time.perf_counter() - start
     start = time.perf_counter()
-    sequential = [{**score_deepmind(c[0], d["answer"], seed=deepmind_math.doc_seed(d)),
-                   "gold": d["answer"]} for c, d in zip(completions, docs)]
+    sequential = [
+        {**score_deepmind(c[0], d["answer"], seed=deepmind_math.doc_seed(d)), "gold": d["answer"]}
+        for c, d in zip(completions, docs)
+    ]
     in_process = time.perf_counter() - start
 
     wrong = [(d, r) for d, r in zip(docs, records) if not r["exact_match"]]
     print(f"docs scored: {len(docs)} on {os.cpu_count()} cores")
-    print(f"filter (parallel, each doc bounded): {parallel:.1f} s; "
-          f"same scorer sequentially in-process: {in_process:.1f} s")
-    print(f"exact_match: {sum(r['exact_match'] for r in records)}/{len(records)}; "
-          f"verdicts equal in both runs: {records == sequential}")
-    print(f"docs at a time bound: sympy {sum('timeout' in r for r in records)}, hard "
-          f"{sum('scoring_failure' in r for r in records)}; refused by the guard: "
-          f"{sum('refused' in r for r in records)}")
+    print(
+        f"filter (parallel, each doc bounded): {parallel:.1f} s; "
+        f"same scorer sequentially in-process: {in_process:.1f} s"
+    )
+    print(
+        f"exact_match: {sum(r['exact_match'] for r in records)}/{len(records)}; "
+        f"verdicts equal in both runs: {records == sequential}"
+    )
+    print(
+        f"docs at a time bound: sympy {sum('timeout' in r for r in records)}, hard "
+        f"{sum('scoring_failure' in r for r in records)}; refused by the guard: "
+        f"{sum('refused' in r for r in records)}"
+    )
     print(f"reference answers OLMES's rules reject ({len(wrong)}):")
     for doc, record in wrong:
-        print(f"  {doc['doc_key']}: gold {doc['answer']!r} -> model_answer "
-              f"{record['model_answer']!r}, parse error {record['answer_parse_error']}")
+        print(
+            f"  {doc['doc_key']}: gold {doc['answer']!r} -> model_answer "
+            f"{record['model_answer']!r}, parse error {record['answer_parse_error']}"
+        )
 
 
 if __name__ == "__main__":

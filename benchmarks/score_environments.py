@@ -61,23 +61,29 @@ def time_family(name: str, outputs: str, limit: int) -> str:
     pairs = samples(name, outputs, limit)
     metadata = {"repeats": 1}
     start = time.perf_counter()
-    rewards = [scoring.reward(row, scoring.score_samples([row], [text], metadata)[0], metadata)
-               for row, text in pairs]
+    rewards = [
+        scoring.reward(row, scoring.score_samples([row], [text], metadata)[0], metadata)
+        for row, text in pairs
+    ]
     one_by_one = time.perf_counter() - start
     start = time.perf_counter()
     concurrent = asyncio.run(together(pairs, metadata))
     together_s = time.perf_counter() - start
     start = time.perf_counter()
-    batch = scoring.score_samples([row for row, _ in pairs], [text for _, text in pairs],
-                                  metadata)
+    batch = scoring.score_samples([row for row, _ in pairs], [text for _, text in pairs], metadata)
     batched = time.perf_counter() - start
-    same = rewards == [scoring.reward(row, s, metadata) for (row, _), s in zip(pairs, batch)] \
+    same = (
+        rewards
+        == [scoring.reward(row, s, metadata) for (row, _), s in zip(pairs, batch)]
         == [scoring.reward(row, s, metadata) for (row, _), s in zip(pairs, concurrent)]
-    return (f"{name}: {len(pairs)} completions, mean reward {sum(rewards) / len(pairs):.3f}; "
-            f"rewards one at a time {len(pairs) / one_by_one:,.0f}/s ({one_by_one:.2f} s), "
-            f"of concurrent rollouts {len(pairs) / together_s:,.0f}/s ({together_s:.2f} s) vs "
-            f"lm-eval's batch scoring {len(pairs) / batched:,.0f}/s ({batched:.2f} s); "
-            f"same values: {same}")
+    )
+    return (
+        f"{name}: {len(pairs)} completions, mean reward {sum(rewards) / len(pairs):.3f}; "
+        f"rewards one at a time {len(pairs) / one_by_one:,.0f}/s ({one_by_one:.2f} s), "
+        f"of concurrent rollouts {len(pairs) / together_s:,.0f}/s ({together_s:.2f} s) vs "
+        f"lm-eval's batch scoring {len(pairs) / batched:,.0f}/s ({batched:.2f} s); "
+        f"same values: {same}"
+    )
 
 
 def main() -> None:

@@ -40,8 +40,7 @@ def lm_eval_gsm8k_cot() -> ConfigurableTask:
 
     yaml_file = Path(lm_eval.tasks.__file__).parent / "gsm8k" / "gsm8k-cot.yaml"
     config = yaml.safe_load(yaml_file.read_text(encoding="utf-8"))  # plain YAML, no tags
-    config.update(custom_dataset=data.load,
-                  dataset_kwargs={"path": "openai/gsm8k", "name": "main"})
+    config.update(custom_dataset=data.load, dataset_kwargs={"path": "openai/gsm8k", "name": "main"})
     return ConfigurableTask(config=config)
 
 
@@ -55,9 +54,11 @@ def time_scoring(task: ConfigurableTask, work: list[tuple[dict, str]]) -> tuple[
     start = time.perf_counter()
     task.apply_filters()
     scores = [
-        {f"{metric},{key}": value
-         for key, response in inst.filtered_resps.items()
-         for metric, value in task.process_results(inst.doc, [response]).items()}
+        {
+            f"{metric},{key}": value
+            for key, response in inst.filtered_resps.items()
+            for metric, value in task.process_results(inst.doc, [response]).items()
+        }
         for inst in task._instances
     ]
     seconds = time.perf_counter() - start
@@ -75,10 +76,14 @@ def main() -> None:
     theirs_s, theirs_means = time_scoring(theirs, work)
     n = len(work)
     print(f"completions scored: {n} (GSM8K rows 0-849, 14 systems) on {os.cpu_count()} cores")
-    print(f"evalpack gsm8k_tulu (exact_match + exact_match_numeric):       "
-          f"{n / ours_s:9.0f} completions/s  ({ours_s:.2f} s)")
-    print(f"lm-eval gsm8k_cot (exact_match, strict-match + flexible-extract): "
-          f"{n / theirs_s:9.0f} completions/s  ({theirs_s:.2f} s)")
+    print(
+        f"evalpack gsm8k_tulu (exact_match + exact_match_numeric):       "
+        f"{n / ours_s:9.0f} completions/s  ({ours_s:.2f} s)"
+    )
+    print(
+        f"lm-eval gsm8k_cot (exact_match, strict-match + flexible-extract): "
+        f"{n / theirs_s:9.0f} completions/s  ({theirs_s:.2f} s)"
+    )
     print(f"ratio evalpack / lm-eval: {theirs_s / ours_s:.2f}x")
     for label, means in (("evalpack", ours_means), ("lm-eval", theirs_means)):
         print(f"  {label}: " + ", ".join(f"{k} {v:.4f}" for k, v in sorted(means.items())))

@@ -46,16 +46,19 @@ def run_lm_eval(docs: list[dict], responses: list[str]) -> tuple[float, list[dic
         seconds = time.perf_counter() - start
     finally:
         DetectorFactory.seed = seed
-    return seconds, [{"strict": s["inst_level_strict_acc"], "loose": s["inst_level_loose_acc"]}
-                     for s in scores]
+    return seconds, [
+        {"strict": s["inst_level_strict_acc"], "loose": s["inst_level_loose_acc"]} for s in scores
+    ]
 
 
 def summary(records: list[dict]) -> str:
     n_inst = sum(len(r["strict"]) for r in records)
-    parts = [f"prompt strict {sum(all(r['strict']) for r in records) / len(records):.4f}",
-             f"prompt loose {sum(all(r['loose']) for r in records) / len(records):.4f}",
-             f"inst strict {sum(sum(r['strict']) for r in records) / n_inst:.4f}",
-             f"inst loose {sum(sum(r['loose']) for r in records) / n_inst:.4f}"]
+    parts = [
+        f"prompt strict {sum(all(r['strict']) for r in records) / len(records):.4f}",
+        f"prompt loose {sum(all(r['loose']) for r in records) / len(records):.4f}",
+        f"inst strict {sum(sum(r['strict']) for r in records) / n_inst:.4f}",
+        f"inst loose {sum(sum(r['loose']) for r in records) / n_inst:.4f}",
+    ]
     return ", ".join(parts)
 
 
@@ -65,16 +68,20 @@ def differences(docs: list[dict], ours: list[dict], theirs: list[dict]) -> list[
         for level in ("strict", "loose"):
             for iid, x, y in zip(doc["instruction_id_list"], a[level], b[level]):
                 if x != y:
-                    lines.append(f"  IFEval key {doc['key']} {iid} {level}: evalpack {x}, "
-                                 f"lm-eval {y}")
+                    lines.append(
+                        f"  IFEval key {doc['key']} {iid} {level}: evalpack {x}, lm-eval {y}"
+                    )
     return lines
 
 
 def against_olmes(docs: list[dict], records: list[dict]) -> str:
     by_key = {d["doc_key"]: r for d, r in zip(docs, records)}
     reference = data.read_jsonl(OLMES_SCORES)
-    same = sum(by_key[row["key"]]["strict"] == row["inst_level_strict"]
-               and by_key[row["key"]]["loose"] == row["inst_level_loose"] for row in reference)
+    same = sum(
+        by_key[row["key"]]["strict"] == row["inst_level_strict"]
+        and by_key[row["key"]]["loose"] == row["inst_level_loose"]
+        for row in reference
+    )
     return f"{same}/{len(reference)} docs"
 
 
@@ -84,20 +91,35 @@ def main() -> None:
     checkers.registry()  # offline Punkt + seeded langdetect, before lm-eval's module loads
     ours_s, ours = run_evalpack(docs, responses)
     theirs_s, theirs = run_lm_eval(docs, responses)
-    print(f"responses: {len(responses)} (GPT-4, IFEval authors' release), "
-          f"{sum(len(d['instruction_id_list']) for d in docs)} instructions, "
-          f"{os.cpu_count()} cores")
-    print(f"evalpack (OLMES procedure, parallel filter): {ours_s:.2f} s, "
-          f"{len(docs) / ours_s:.0f} docs/s; {summary(ours)}")
-    print(f"lm-eval 0.4.13 built-in ifeval (sequential): {theirs_s:.2f} s, "
-          f"{len(docs) / theirs_s:.0f} docs/s; {summary(theirs)}")
+    print(
+        f"responses: {len(responses)} (GPT-4, IFEval authors' release), "
+        f"{sum(len(d['instruction_id_list']) for d in docs)} instructions, "
+        f"{os.cpu_count()} cores"
+    )
+    print(
+        f"evalpack (OLMES procedure, parallel filter): {ours_s:.2f} s, "
+        f"{len(docs) / ours_s:.0f} docs/s; {summary(ours)}"
+    )
+    print(
+        f"lm-eval 0.4.13 built-in ifeval (sequential): {theirs_s:.2f} s, "
+        f"{len(docs) / theirs_s:.0f} docs/s; {summary(theirs)}"
+    )
     diff = differences(docs, ours, theirs)
     print(f"instruction verdicts that differ: {len(diff)}")
     print("\n".join(diff))
-    print(f"same verdicts as OLMES on its dev fifth: evalpack {against_olmes(docs, ours)}, "
-          f"lm-eval {against_olmes(docs, theirs)}")
-    print(json.dumps({"evalpack_s": round(ours_s, 3), "lm_eval_s": round(theirs_s, 3),
-                      "differences": len(diff)}))
+    print(
+        f"same verdicts as OLMES on its dev fifth: evalpack {against_olmes(docs, ours)}, "
+        f"lm-eval {against_olmes(docs, theirs)}"
+    )
+    print(
+        json.dumps(
+            {
+                "evalpack_s": round(ours_s, 3),
+                "lm_eval_s": round(theirs_s, 3),
+                "differences": len(diff),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -38,8 +38,15 @@ def time_evalpack(docs: list[dict]) -> tuple[float, float]:
 def time_lm_eval(docs: list[dict]) -> tuple[float, float]:
     from lm_eval.tasks.minerva_math import utils as minerva
 
-    prepared = [{**d, "answer": minerva.normalize_final_answer(
-        minerva.remove_boxed(minerva.last_boxed_only_string(d["solution"])))} for d in docs]
+    prepared = [
+        {
+            **d,
+            "answer": minerva.normalize_final_answer(
+                minerva.remove_boxed(minerva.last_boxed_only_string(d["solution"]))
+            ),
+        }
+        for d in docs
+    ]
     start = time.perf_counter()
     scores = [minerva.process_results(d, [d["solution"]]) for d in prepared]
     seconds = time.perf_counter() - start
@@ -57,10 +64,14 @@ def main() -> None:
     ours, flex = time_evalpack(docs)
     theirs, mv = time_lm_eval(docs)
     print(f"docs scored: {len(docs)} on {os.cpu_count()} cores")
-    print(f"evalpack (exact_match + exact_match_flex + math_verify, parallel): "
-          f"{len(docs) / ours:8.1f} docs/s  ({ours:.1f} s; flex accuracy {flex:.4f})")
-    print(f"lm-eval minerva_math (exact_match + math_verify, sequential):      "
-          f"{len(docs) / theirs:8.1f} docs/s  ({theirs:.1f} s; math_verify accuracy {mv:.4f})")
+    print(
+        f"evalpack (exact_match + exact_match_flex + math_verify, parallel): "
+        f"{len(docs) / ours:8.1f} docs/s  ({ours:.1f} s; flex accuracy {flex:.4f})"
+    )
+    print(
+        f"lm-eval minerva_math (exact_match + math_verify, sequential):      "
+        f"{len(docs) / theirs:8.1f} docs/s  ({theirs:.1f} s; math_verify accuracy {mv:.4f})"
+    )
     print(f"ratio evalpack / lm-eval: {theirs / ours:.2f}x")
 
 

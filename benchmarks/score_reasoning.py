@@ -35,8 +35,10 @@ def perturbations(solution: str, answer: str) -> list[str]:
 
 
 def workload(path: str, split: str, samples_per_doc: int) -> tuple[list[list[str]], list[dict]]:
-    docs = [{"answer": str(r["answer"]), "solution": r["solution"]}
-            for r in data.load_split(path, None, split)]
+    docs = [
+        {"answer": str(r["answer"]), "solution": r["solution"]}
+        for r in data.load_split(path, None, split)
+    ]
     resps = []
     for doc in docs:
         shapes = perturbations(doc["solution"], doc["answer"])
@@ -46,8 +48,10 @@ def workload(path: str, split: str, samples_per_doc: int) -> tuple[list[list[str
 
 def measure(name: str, resps: list[list[str]], docs: list[dict], integer: bool) -> None:
     """Score every doc's samples as the tasks' filter does (one bounded job per doc)."""
-    jobs = [{"samples": samples, "gold": d["answer"], "integer": integer}
-            for samples, d in zip(resps, docs)]
+    jobs = [
+        {"samples": samples, "gold": d["answer"], "integer": integer}
+        for samples, d in zip(resps, docs)
+    ]
     n_answers = sum(map(len, resps))
     start = time.perf_counter()
     outcomes = bounded_map(tasks_reasoning._score_doc, jobs, timeout=tasks_reasoning.DOC_TIMEOUT)
@@ -55,13 +59,19 @@ def measure(name: str, resps: list[list[str]], docs: list[dict], integer: bool) 
     timeouts = sum(o.value["timeouts"] for o in outcomes if o.status == "ok")
     cut_off = sum(o.status != "ok" for o in outcomes)
     singles = [{**job, "samples": [s]} for job in jobs for s in job["samples"][:8]]
-    worst = max(o.seconds for o in bounded_map(tasks_reasoning._score_doc, singles,
-                                               timeout=tasks_reasoning.DOC_TIMEOUT))
+    worst = max(
+        o.seconds
+        for o in bounded_map(
+            tasks_reasoning._score_doc, singles, timeout=tasks_reasoning.DOC_TIMEOUT
+        )
+    )
     mode = "integer comparison" if integer else "math-verify"
-    print(f"{name} ({mode}): {n_answers} answers in {seconds:.1f} s = "
-          f"{n_answers / seconds:.1f} answers/s; worst single sample {worst:.2f} s; "
-          f"comparisons at the {tasks_reasoning.VERIFY_TIMEOUT:g} s bound: {timeouts}; "
-          f"docs cut off at the {tasks_reasoning.DOC_TIMEOUT:g} s bound: {cut_off}")
+    print(
+        f"{name} ({mode}): {n_answers} answers in {seconds:.1f} s = "
+        f"{n_answers / seconds:.1f} answers/s; worst single sample {worst:.2f} s; "
+        f"comparisons at the {tasks_reasoning.VERIFY_TIMEOUT:g} s bound: {timeouts}; "
+        f"docs cut off at the {tasks_reasoning.DOC_TIMEOUT:g} s bound: {cut_off}"
+    )
 
 
 def main() -> None:

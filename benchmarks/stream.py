@@ -41,8 +41,13 @@ REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
 SEED = 1234
 # task-name prefix -> the file of real outputs whose lengths it gets
-FAMILIES = {"gsm8k": "gsm8k", "minerva_math": "math", "bbh": "bbh", "codex_humaneval": "humaneval",
-            "ifeval": "ifeval"}
+FAMILIES = {
+    "gsm8k": "gsm8k",
+    "minerva_math": "math",
+    "bbh": "bbh",
+    "codex_humaneval": "humaneval",
+    "ifeval": "ifeval",
+}
 NOT_SERVABLE = {"mmlu_mc_tulu", "truthfulqa_tulu", "alpaca_eval_v2_tulu"}  # log-likelihood, judge
 REPEATS = {"codex_humaneval_tulu": 20, "codex_humanevalplus_tulu": 20}
 
@@ -50,10 +55,16 @@ REPEATS = {"codex_humaneval_tulu": 20, "codex_humanevalplus_tulu": 20}
 class SimulatedEngine:
     """Slots, per-sequence speed, prefill cost; records every sequence's (start, end)."""
 
-    def __init__(self, slots: int, tokens_per_second: float, prefill: float,
-                 answers: dict[int, str]) -> None:
+    def __init__(
+        self, slots: int, tokens_per_second: float, prefill: float, answers: dict[int, str]
+    ) -> None:
         self.slots = threading.BoundedSemaphore(slots)
-        self.size, self.speed, self.prefill, self.answers = slots, tokens_per_second, prefill, answers
+        self.size, self.speed, self.prefill, self.answers = (
+            slots,
+            tokens_per_second,
+            prefill,
+            answers,
+        )
         self.spans: list[tuple[float, float]] = []
         self.lock = threading.Lock()
 
@@ -81,8 +92,17 @@ class SimulatedEngine:
             def do_POST(self) -> None:
                 payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 text = engine.complete(payload)
-                self._send({"choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": text}}]})
+                self._send(
+                    {
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": text},
+                            }
+                        ]
+                    }
+                )
 
             def _send(self, body: dict) -> None:
                 data = json.dumps(body).encode()
@@ -134,12 +154,21 @@ def busy_fraction(spans: list[tuple[float, float]], start: float, end: float, at
     return busy / (end - start)
 
 
-def run_way(stream: bool, engine: SimulatedEngine, url: str, entries: list[dict], limit: int,
-            root: Path) -> dict:
+def run_way(
+    stream: bool, engine: SimulatedEngine, url: str, entries: list[dict], limit: int, root: Path
+) -> dict:
     engine.spans.clear()
-    checkpoint = {"name": "served", "model": "evalpack-chat", "model_args": {
-        "base_url": url, "model": "sim", "num_concurrent": engine.size, "seed": SEED,
-        "timeout": 3600}}
+    checkpoint = {
+        "name": "served",
+        "model": "evalpack-chat",
+        "model_args": {
+            "base_url": url,
+            "model": "sim",
+            "num_concurrent": engine.size,
+            "seed": SEED,
+            "timeout": 3600,
+        },
+    }
     board = root / ("stream" if stream else "pairs")
     spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, ["--limit", str(limit)])
     spec["stream"] = stream
@@ -147,9 +176,14 @@ def run_way(stream: bool, engine: SimulatedEngine, url: str, entries: list[dict]
     executors.start_worker(spec, "local").wait()
     wall = time.monotonic() - start
     pairs = [Path(p["dir"]) for p in spec["pairs"]]
-    return {"wall": wall, "start": start, "end": start + wall, "spans": list(engine.spans),
-            "done": sum((p / DONE_MARKER).is_file() for p in pairs),
-            "failed": [p.name for p in pairs if (p / FAILED_MARKER).is_file()]}
+    return {
+        "wall": wall,
+        "start": start,
+        "end": start + wall,
+        "spans": list(engine.spans),
+        "done": sum((p / DONE_MARKER).is_file() for p in pairs),
+        "failed": [p.name for p in pairs if (p / FAILED_MARKER).is_file()],
+    }
 
 
 def main() -> None:
@@ -163,31 +197,47 @@ def main() -> None:
     args = parser.parse_args()
     if not os.environ.get("EVALPACK_DATA_DIR"):
         sys.exit("set EVALPACK_DATA_DIR (the offline mirror, e.g. ../shared/data)")
-    entries = [e for e in catalog.suite_tasks(catalog.load_suites(), args.suite)
-               if e["task"] not in NOT_SERVABLE]
-    engine = SimulatedEngine(args.slots, args.tokens_per_second, args.prefill_ms / 1000,
-                             answers_by_seed([e["task"] for e in entries], args.limit))
+    entries = [
+        e
+        for e in catalog.suite_tasks(catalog.load_suites(), args.suite)
+        if e["task"] not in NOT_SERVABLE
+    ]
+    engine = SimulatedEngine(
+        args.slots,
+        args.tokens_per_second,
+        args.prefill_ms / 1000,
+        answers_by_seed([e["task"] for e in entries], args.limit),
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), engine.handler())
     server.daemon_threads, server.request_queue_size = True, 4096
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
     slack = args.slots // 10 if args.slack is None else args.slack
-    print(f"{args.suite}: {', '.join(e['task'] for e in entries)}; --limit {args.limit}; "
-          f"{args.slots} slots, {args.tokens_per_second:g} tokens/s each, prefill "
-          f"{args.prefill_ms:g} ms/token")
-    print(f"{'way':34s} {'wall s':>7s} {'ideal s':>8s} {'over':>6s} "
-          f"{'busy>=' + str(args.slots - slack):>10s} {'requests':>9s} {'pairs':>6s}")
+    print(
+        f"{args.suite}: {', '.join(e['task'] for e in entries)}; --limit {args.limit}; "
+        f"{args.slots} slots, {args.tokens_per_second:g} tokens/s each, prefill "
+        f"{args.prefill_ms:g} ms/token"
+    )
+    print(
+        f"{'way':34s} {'wall s':>7s} {'ideal s':>8s} {'over':>6s} "
+        f"{'busy>=' + str(args.slots - slack):>10s} {'requests':>9s} {'pairs':>6s}"
+    )
     try:
         with tempfile.TemporaryDirectory(prefix="stream-bench-") as tmp:
-            for stream, label in ((False, "pairs one after the other (before)"),
-                                  (True, "one stream (now)")):
+            for stream, label in (
+                (False, "pairs one after the other (before)"),
+                (True, "one stream (now)"),
+            ):
                 way = run_way(stream, engine, url, entries, args.limit, Path(tmp))
                 ideal = sum(e - s for s, e in way["spans"]) / args.slots
                 busy = busy_fraction(way["spans"], way["start"], way["end"], args.slots - slack)
                 failed = f" failed: {', '.join(way['failed'])}" if way["failed"] else ""
-                print(f"{label:34s} {way['wall']:7.1f} {ideal:8.1f} "
-                      f"{way['wall'] / ideal - 1:6.0%} {busy:10.0%} {len(way['spans']):9d} "
-                      f"{way['done']:3d}/{len(entries)}{failed}", flush=True)
+                print(
+                    f"{label:34s} {way['wall']:7.1f} {ideal:8.1f} "
+                    f"{way['wall'] / ideal - 1:6.0%} {busy:10.0%} {len(way['spans']):9d} "
+                    f"{way['done']:3d}/{len(entries)}{failed}",
+                    flush=True,
+                )
     finally:
         server.shutdown()
         server.server_close()

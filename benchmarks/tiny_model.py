@@ -27,13 +27,22 @@ def build(folder: str) -> None:
     core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     core.decoder = decoders.ByteLevel()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|end|>",
-                                        pad_token="<|pad|>", bos_token="<|end|>")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core, eos_token="<|end|>", pad_token="<|pad|>", bos_token="<|end|>"
+    )
     tokenizer.chat_template = CHAT_TEMPLATE
-    config = LlamaConfig(vocab_size=len(vocab), hidden_size=128, intermediate_size=256,
-                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
-                         max_position_embeddings=16384, eos_token_id=vocab["<|end|>"],
-                         bos_token_id=vocab["<|end|>"], pad_token_id=vocab["<|pad|>"])
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=128,
+        intermediate_size=256,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=16384,
+        eos_token_id=vocab["<|end|>"],
+        bos_token_id=vocab["<|end|>"],
+        pad_token_id=vocab["<|pad|>"],
+    )
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
 

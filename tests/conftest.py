@@ -36,8 +36,9 @@ def pytest_xdist_make_scheduler(config, log):
     class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return next((group for prefix, group in XDIST_GROUPS.items()
-                         if path.startswith(prefix)), nodeid)
+            return next(
+                (group for prefix, group in XDIST_GROUPS.items() if path.startswith(prefix)), nodeid
+            )
 
     return GroupScheduling(config, log)
 

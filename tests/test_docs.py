@@ -11,7 +11,7 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 
 def section(title: str) -> str:
     start = README.index(f"## {title}")
-    return README[start:README.index("\n## ", start + 1)]
+    return README[start : README.index("\n## ", start + 1)]
 
 
 def test_the_readme_layout_map_names_every_module():
@@ -58,8 +58,12 @@ def test_the_benchmark_table_states_the_yaml_facts():
         assert folder and folder[1] == folder[2], link
         assert index[row[0]].yaml_path.resolve().is_relative_to((TASKS_DIR / folder[1]).resolve())
         listed |= set(row)
-    inner = {m for n in index for m in catalog.members(catalog.task_config(n))
-             if index[n].yaml_path is not None}
+    inner = {
+        m
+        for n in index
+        for m in catalog.members(catalog.task_config(n))
+        if index[n].yaml_path is not None
+    }
     benchmarks = {n for n, e in index.items() if e.yaml_path is not None and n not in inner}
     assert sorted(benchmarks - listed) == []
 

@@ -22,8 +22,15 @@ DEMO_DATA = REPO / "demo" / "data"
 
 
 def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run(command, cwd=cwd, env={**os.environ, **(env or {})}, text=True,
-                          capture_output=True, timeout=900, check=False)
+    done = subprocess.run(
+        command,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        text=True,
+        capture_output=True,
+        timeout=900,
+        check=False,
+    )
     assert done.returncode == 0, f"{command}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
 
@@ -31,15 +38,29 @@ def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.Co
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("wheel")
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(root / "dist"),
-         str(REPO)], cwd=root)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "-w",
+            str(root / "dist"),
+            str(REPO),
+        ],
+        cwd=root,
+    )
     (wheel,) = (root / "dist").glob("evalpack-*.whl")
     venv = root / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=root)
     (target,) = venv.glob("lib/python*/site-packages")
     (target / "project_deps.pth").write_text(site.getsitepackages()[0] + "\n")
-    run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
-        cwd=root)
+    run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
+        cwd=root,
+    )
     work = root / "work"
     work.mkdir()
     env = {"EVALPACK_DATA_DIR": str(DEMO_DATA), "PYTHONPATH": ""}
@@ -63,24 +84,48 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
 
 
 def test_installed_package_is_the_wheel_not_the_checkout(installed):
-    where = run([str(installed["bin"] / "python"), "-c",
-                 "import evalpack.core.resources as r; print(r.tasks_dir())"],
-                cwd=installed["work"], env=installed["env"]).stdout.strip()
+    where = run(
+        [
+            str(installed["bin"] / "python"),
+            "-c",
+            "import evalpack.core.resources as r; print(r.tasks_dir())",
+        ],
+        cwd=installed["work"],
+        env=installed["env"],
+    ).stdout.strip()
     assert Path(where).is_relative_to(installed["site"])
 
 
 def test_ls_tasks_lists_the_pack(installed):
-    out = run([str(installed["bin"] / "evalpack"), "ls", "tasks"], cwd=installed["work"],
-              env=installed["env"]).stdout
+    out = run(
+        [str(installed["bin"] / "evalpack"), "ls", "tasks"],
+        cwd=installed["work"],
+        env=installed["env"],
+    ).stdout
     for task in ("minerva_math_tulu", "bbh_cot_v1_tulu", "codex_humaneval_tulu", "aime24"):
         assert task in out
 
 
 def test_replay_run_on_the_demo_data(installed):
     out = installed["work"] / "out"
-    run([str(installed["bin"] / "evalpack"), "--model", "replay", "--model_args",
-         "from_doc=solution", "--tasks", "minerva_math_tulu", "--apply_chat_template",
-         "--limit", "2", "--output_path", str(out)], cwd=installed["work"], env=installed["env"])
+    run(
+        [
+            str(installed["bin"] / "evalpack"),
+            "--model",
+            "replay",
+            "--model_args",
+            "from_doc=solution",
+            "--tasks",
+            "minerva_math_tulu",
+            "--apply_chat_template",
+            "--limit",
+            "2",
+            "--output_path",
+            str(out),
+        ],
+        cwd=installed["work"],
+        env=installed["env"],
+    )
     (results,) = out.rglob("results_*.json")
     flex = json.loads(results.read_text())["results"]["minerva_math_tulu"]
     assert flex["exact_match_flex,olmes"] == 1.0
@@ -88,8 +133,23 @@ def test_replay_run_on_the_demo_data(installed):
 
 def test_leaderboard_with_a_built_in_suite(installed):
     board = installed["work"] / "board"
-    run([str(installed["bin"] / "evalpack"), "leaderboard", "run", "--models",
-         str(REPO / "demo" / "leaderboard.yaml"), "--suite", "tulu_3_dev_core", "--tasks",
-         "minerva_math_tulu", "--limit", "1", "--output", str(board)], cwd=installed["work"],
-        env=installed["env"])
+    run(
+        [
+            str(installed["bin"] / "evalpack"),
+            "leaderboard",
+            "run",
+            "--models",
+            str(REPO / "demo" / "leaderboard.yaml"),
+            "--suite",
+            "tulu_3_dev_core",
+            "--tasks",
+            "minerva_math_tulu",
+            "--limit",
+            "1",
+            "--output",
+            str(board),
+        ],
+        cwd=installed["work"],
+        env=installed["env"],
+    )
     assert (board / "reference-answers" / "minerva_math_tulu" / "done").is_file()

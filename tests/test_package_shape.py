@@ -41,8 +41,9 @@ def imported(path: Path, me: str) -> set[str]:
 def graph(folder: str, package: str) -> dict[str, set[str]]:
     """Module -> the modules of the same tree it imports."""
     root = REPO / folder
-    files = {module_name(root, p, package): p for p in root.rglob("*.py")
-             if "__pycache__" not in p.parts}
+    files = {
+        module_name(root, p, package): p for p in root.rglob("*.py") if "__pycache__" not in p.parts
+    }
     edges = {}
     for me, path in files.items():
         targets = set()
@@ -63,16 +64,25 @@ def under(module: str, *packages: str) -> bool:
 
 
 def test_sandbox_and_scoring_import_no_models_or_commands():
-    bad = [(m, t) for m, targets in PACKAGE.items() for t in targets
-           if under(m, "evalpack.sandbox", "evalpack.scoring")
-           and under(t, "evalpack.models", "evalpack.commands")]
+    bad = [
+        (m, t)
+        for m, targets in PACKAGE.items()
+        for t in targets
+        if under(m, "evalpack.sandbox", "evalpack.scoring")
+        and under(t, "evalpack.models", "evalpack.commands")
+    ]
     assert bad == []
 
 
 def test_task_hooks_import_scoring_core_and_the_execution_api_only():
     allowed = ("evalpack.scoring", "evalpack.core", "evalpack.execution", "evalpack.tasks")
-    bad = [(m, t) for m, targets in PACKAGE.items() if under(m, "evalpack.tasks")
-           for t in targets if not under(t, *allowed) and (m, t) not in HOOK_EXCEPTIONS]
+    bad = [
+        (m, t)
+        for m, targets in PACKAGE.items()
+        if under(m, "evalpack.tasks")
+        for t in targets
+        if not under(t, *allowed) and (m, t) not in HOOK_EXCEPTIONS
+    ]
     assert bad == []
     assert all(t in PACKAGE[m] for m, t in HOOK_EXCEPTIONS)  # no stale exception
 
@@ -82,8 +92,11 @@ def test_no_import_cycle_and_no_module_over_400_lines(folder, package):
     edges = graph(folder, package)
     graphlib.TopologicalSorter(edges).prepare()  # raises CycleError naming the cycle
     files = [p for p in (REPO / folder).rglob("*.py") if "__pycache__" not in p.parts]
-    long = {str(p.relative_to(REPO)): n for p in files
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    long = {
+        str(p.relative_to(REPO)): n
+        for p in files
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
     assert long == {}
 
 
@@ -92,5 +105,7 @@ def test_tests_are_laid_out_like_the_package():
     tests = REPO / "tests"
     packages = {p.name for p in (REPO / "utils").iterdir() if (p / "__init__.py").is_file()}
     assert packages <= {p.name for p in tests.iterdir() if p.is_dir()}
-    benchmarks = {p.name for p in (REPO / "tasks").iterdir() if p.is_dir() and p.name != "__pycache__"}
+    benchmarks = {
+        p.name for p in (REPO / "tasks").iterdir() if p.is_dir() and p.name != "__pycache__"
+    }
     assert sorted(b for b in benchmarks if not (tests / "tasks" / f"test_{b}.py").is_file()) == []

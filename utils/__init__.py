@@ -15,7 +15,9 @@ def __getattr__(name: str):
         except ModuleNotFoundError as error:
             if (error.name or "").split(".")[0] != "verifiers":
                 raise
-            raise ModuleNotFoundError(f"evalpack.{name} needs verifiers: pip install "
-                                      "'evalpack[verifiers]'", name=error.name) from None
+            raise ModuleNotFoundError(
+                f"evalpack.{name} needs verifiers: pip install 'evalpack[verifiers]'",
+                name=error.name,
+            ) from None
         return getattr(taskset, name)
     raise AttributeError(f"module 'evalpack' has no attribute {name!r}")

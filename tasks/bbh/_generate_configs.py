@@ -9,32 +9,54 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCE = ("Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124) and the Llama-3.1-Tulu-3-8B "
-          "model card")
+SOURCE = (
+    "Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124) and the Llama-3.1-Tulu-3-8B model card"
+)
 
-TABLE_6 = ("Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124), Table 6, BigBenchHard"
-           " (3 shot, CoT); the figures of bbh:cot-v1::tulu")
+TABLE_6 = (
+    "Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124), Table 6, BigBenchHard"
+    " (3 shot, CoT); the figures of bbh:cot-v1::tulu"
+)
 VARIANTS = {
     "cot_v1_tulu": {
         "comment": (
             "# OLMES `bbh:cot-v1::tulu`: 27 subtasks, 6511 docs. `exact_match` is the micro mean"
             " over all docs\n# (OLMES's primary); `*_macro` is the mean over subtasks"
-            " (PrimeIntellect's bbh environment).\n"),
-        "metrics": ["exact_match", "exact_match_macro", "exact_match_flex",
-                    "exact_match_flex_macro"],
+            " (PrimeIntellect's bbh environment).\n"
+        ),
+        "metrics": [
+            "exact_match",
+            "exact_match_macro",
+            "exact_match_flex",
+            "exact_match_flex_macro",
+        ],
         "label": "BBH cot-v1",
-        "references": [(model, value, TABLE_6) for model, value in (
-            ("Tulu-3-8B-SFT", 69.7), ("Tulu-3-8B-DPO", 68.7), ("Tulu-3-8B", 69.0),
-            ("Llama-3.1-8B-Instruct", 71.9))],
+        "references": [
+            (model, value, TABLE_6)
+            for model, value in (
+                ("Tulu-3-8B-SFT", 69.7),
+                ("Tulu-3-8B-DPO", 68.7),
+                ("Tulu-3-8B", 69.0),
+                ("Llama-3.1-8B-Instruct", 71.9),
+            )
+        ],
     },
     "cot_tulu": {
-        "comment": ("# The release-time BBH variant (OLMES `bbh:cot::tulu`): micro `exact_match`"
-                    " (primary) and macro.\n"),
+        "comment": (
+            "# The release-time BBH variant (OLMES `bbh:cot::tulu`): micro `exact_match`"
+            " (primary) and macro.\n"
+        ),
         "metrics": ["exact_match", "exact_match_macro"],
         "label": "BBH (release)",
-        "references": [(model, value, SOURCE + ", BBH 3-shot CoT") for model, value in (
-            ("Tulu-3-8B-SFT", 67.9), ("Tulu-3-8B-DPO", 65.8), ("Tulu-3-8B", 66.0),
-            ("Llama-3.1-8B-Instruct", 62.8))],
+        "references": [
+            (model, value, SOURCE + ", BBH 3-shot CoT")
+            for model, value in (
+                ("Tulu-3-8B-SFT", 67.9),
+                ("Tulu-3-8B-DPO", 65.8),
+                ("Tulu-3-8B", 66.0),
+                ("Llama-3.1-8B-Instruct", 62.8),
+            )
+        ],
     },
 }
 
@@ -45,22 +67,34 @@ def subtasks() -> list[str]:
 
 
 def subtask_yaml(group: str, subtask: str) -> str:
-    return (f"include: _template.yaml\ntask: {group}_{subtask}\ndataset_kwargs:\n"
-            f"  path: lukaemon/bbh\n  name: {subtask}\n  revision: null\n")
+    return (
+        f"include: _template.yaml\ntask: {group}_{subtask}\ndataset_kwargs:\n"
+        f"  path: lukaemon/bbh\n  name: {subtask}\n  revision: null\n"
+    )
 
 
 def group_yaml(group: str, spec: dict, names: list[str]) -> str:
     lines = [spec["comment"].rstrip("\n"), f"group: {group}", "task:"]
     lines += [f"  - {group}_{name}" for name in names]
     lines.append("aggregate_metric_list:")
-    lines += [f"  - {{metric: {metric}, aggregation: mean, "
-              f"weight_by_size: {'false' if metric.endswith('_macro') else 'true'}}}"
-              for metric in spec["metrics"]]
-    lines += ["metadata:", "  version: 1.1", f"  label: {spec['label']}",
-              "  primary: {metric: exact_match, filter: cot}", "  breakdown:",
-              "    - {by: subtasks}", "  references:"]
-    lines += [f'    - {{model: {model}, value: {value}, source: "{source}"}}'
-              for model, value, source in spec["references"]]
+    lines += [
+        f"  - {{metric: {metric}, aggregation: mean, "
+        f"weight_by_size: {'false' if metric.endswith('_macro') else 'true'}}}"
+        for metric in spec["metrics"]
+    ]
+    lines += [
+        "metadata:",
+        "  version: 1.1",
+        f"  label: {spec['label']}",
+        "  primary: {metric: exact_match, filter: cot}",
+        "  breakdown:",
+        "    - {by: subtasks}",
+        "  references:",
+    ]
+    lines += [
+        f'    - {{model: {model}, value: {value}, source: "{source}"}}'
+        for model, value, source in spec["references"]
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -7,20 +7,63 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # cais/mmlu's 57 subject configs (OLMES's MMLU_SUBJECTS), alphabetical
 SUBJECTS = (
-    "abstract_algebra", "anatomy", "astronomy", "business_ethics", "clinical_knowledge",
-    "college_biology", "college_chemistry", "college_computer_science", "college_mathematics",
-    "college_medicine", "college_physics", "computer_security", "conceptual_physics",
-    "econometrics", "electrical_engineering", "elementary_mathematics", "formal_logic",
-    "global_facts", "high_school_biology", "high_school_chemistry", "high_school_computer_science",
-    "high_school_european_history", "high_school_geography", "high_school_government_and_politics",
-    "high_school_macroeconomics", "high_school_mathematics", "high_school_microeconomics",
-    "high_school_physics", "high_school_psychology", "high_school_statistics",
-    "high_school_us_history", "high_school_world_history", "human_aging", "human_sexuality",
-    "international_law", "jurisprudence", "logical_fallacies", "machine_learning", "management",
-    "marketing", "medical_genetics", "miscellaneous", "moral_disputes", "moral_scenarios",
-    "nutrition", "philosophy", "prehistory", "professional_accounting", "professional_law",
-    "professional_medicine", "professional_psychology", "public_relations", "security_studies",
-    "sociology", "us_foreign_policy", "virology", "world_religions"
+    "abstract_algebra",
+    "anatomy",
+    "astronomy",
+    "business_ethics",
+    "clinical_knowledge",
+    "college_biology",
+    "college_chemistry",
+    "college_computer_science",
+    "college_mathematics",
+    "college_medicine",
+    "college_physics",
+    "computer_security",
+    "conceptual_physics",
+    "econometrics",
+    "electrical_engineering",
+    "elementary_mathematics",
+    "formal_logic",
+    "global_facts",
+    "high_school_biology",
+    "high_school_chemistry",
+    "high_school_computer_science",
+    "high_school_european_history",
+    "high_school_geography",
+    "high_school_government_and_politics",
+    "high_school_macroeconomics",
+    "high_school_mathematics",
+    "high_school_microeconomics",
+    "high_school_physics",
+    "high_school_psychology",
+    "high_school_statistics",
+    "high_school_us_history",
+    "high_school_world_history",
+    "human_aging",
+    "human_sexuality",
+    "international_law",
+    "jurisprudence",
+    "logical_fallacies",
+    "machine_learning",
+    "management",
+    "marketing",
+    "medical_genetics",
+    "miscellaneous",
+    "moral_disputes",
+    "moral_scenarios",
+    "nutrition",
+    "philosophy",
+    "prehistory",
+    "professional_accounting",
+    "professional_law",
+    "professional_medicine",
+    "professional_psychology",
+    "public_relations",
+    "security_studies",
+    "sociology",
+    "us_foreign_policy",
+    "virology",
+    "world_religions",
 )
 
 MC_REFERENCES = "  references: []  # no published 5-shot MC figure; see README.md\n"
@@ -36,13 +79,20 @@ GROUPS = {
     "mc_tulu": {
         "group": "mmlu_mc_tulu",
         "comment": "# OLMES `mmlu:mc::tulu`: 57 subjects, 14,042 docs, 5-shot multiple choice by "
-                   "log-likelihood.\n# Plain names: the macro mean over subjects (OLMES's "
-                   "primary); `*_micro`: weighted by doc count.\n",
-        "aggregates": [(m, False) for m in ("acc_raw", "acc_per_char", "acc_per_byte",
-                                            "sum_logits_corr", "logits_per_char_corr",
-                                            "bits_per_byte_corr")]
-                      + [(m + "_micro", True) for m in ("acc_raw", "acc_per_char",
-                                                         "acc_per_byte")],
+        "log-likelihood.\n# Plain names: the macro mean over subjects (OLMES's "
+        "primary); `*_micro`: weighted by doc count.\n",
+        "aggregates": [
+            (m, False)
+            for m in (
+                "acc_raw",
+                "acc_per_char",
+                "acc_per_byte",
+                "sum_logits_corr",
+                "logits_per_char_corr",
+                "bits_per_byte_corr",
+            )
+        ]
+        + [(m + "_micro", True) for m in ("acc_raw", "acc_per_char", "acc_per_byte")],
         "label": "MMLU (5-shot MC)",
         "primary": "{metric: acc_raw, filter: none}",
         "references": MC_REFERENCES,
@@ -51,10 +101,13 @@ GROUPS = {
     "cot_tulu": {
         "group": "mmlu_cot_tulu",
         "comment": "# OLMES `mmlu:cot::summarize`: 57 subjects, 14,042 docs, 0-shot chain of "
-                   "thought.\n# Plain names: the macro mean over subjects (OLMES's primary); "
-                   "`*_micro`: weighted by doc count.\n",
-        "aggregates": [("exact_match", False), ("answer_format_correct", False),
-                       ("exact_match_micro", True)],
+        "thought.\n# Plain names: the macro mean over subjects (OLMES's primary); "
+        "`*_micro`: weighted by doc count.\n",
+        "aggregates": [
+            ("exact_match", False),
+            ("answer_format_correct", False),
+            ("exact_match_micro", True),
+        ],
         "label": "MMLU (0-shot CoT)",
         "primary": "{metric: exact_match, filter: none}",
         "references": COT_REFERENCES,
@@ -64,9 +117,11 @@ GROUPS = {
 
 
 def subject_yaml(group: str, subject: str, splits: str) -> str:
-    return (f"include: _template.yaml\ntask: {group}_{subject}\n"
-            f"dataset_kwargs: {{path: cais/mmlu, name: {subject}, splits: {splits}, "
-            "revision: null}\n")
+    return (
+        f"include: _template.yaml\ntask: {group}_{subject}\n"
+        f"dataset_kwargs: {{path: cais/mmlu, name: {subject}, splits: {splits}, "
+        "revision: null}\n"
+    )
 
 
 def group_yaml(spec: dict) -> str:
@@ -75,11 +130,13 @@ def group_yaml(spec: dict) -> str:
         f"  - {{metric: {metric}, aggregation: mean, weight_by_size: {str(weighted).lower()}}}\n"
         for metric, weighted in spec["aggregates"]
     )
-    return (f"{spec['comment']}group: {spec['group']}\ntask:\n{tasks}"
-            f"aggregate_metric_list:\n{aggregates}"
-            f"metadata:\n  version: 1.0\n  label: \"{spec['label']}\"\n"
-            f"  primary: {spec['primary']}\n  breakdown:\n    - {{by: subtasks}}\n"
-            f"{spec['references']}")
+    return (
+        f"{spec['comment']}group: {spec['group']}\ntask:\n{tasks}"
+        f"aggregate_metric_list:\n{aggregates}"
+        f'metadata:\n  version: 1.0\n  label: "{spec["label"]}"\n'
+        f"  primary: {spec['primary']}\n  breakdown:\n    - {{by: subtasks}}\n"
+        f"{spec['references']}"
+    )
 
 
 def main() -> None:

@@ -7,30 +7,51 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 # MMLU-Pro's `category` values in OLMES's order (oe_eval/data/mmlu_pro_categories.py)
 CATEGORIES = (
-    "math", "health", "physics", "business", "biology", "chemistry", "computer science",
-    "economics", "engineering", "philosophy", "other", "history", "psychology", "law",
+    "math",
+    "health",
+    "physics",
+    "business",
+    "biology",
+    "chemistry",
+    "computer science",
+    "economics",
+    "engineering",
+    "philosophy",
+    "other",
+    "history",
+    "psychology",
+    "law",
 )
-NO_REFERENCES = ("  references: []  # no published figure found for this formulation; "
-                 "see README.md\n")
+NO_REFERENCES = (
+    "  references: []  # no published figure found for this formulation; see README.md\n"
+)
 
 GROUPS = {
     "cot_tulu": {
         "group": "mmlu_pro_cot_tulu",
         "comment": "# OLMES `mmlu_pro:0shot_cot::tulu3`: 14 categories, 12,032 docs, 0-shot chain "
-                   "of thought.\n# Plain names: the macro mean over categories (OLMES's "
-                   "primary); `exact_match_micro`: weighted by doc count.\n",
-        "aggregates": [("exact_match", False), ("exact_match_simple", False),
-                       ("answer_format_correct", False), ("exact_match_micro", True)],
+        "of thought.\n# Plain names: the macro mean over categories (OLMES's "
+        "primary); `exact_match_micro`: weighted by doc count.\n",
+        "aggregates": [
+            ("exact_match", False),
+            ("exact_match_simple", False),
+            ("answer_format_correct", False),
+            ("exact_match_micro", True),
+        ],
         "label": "MMLU-Pro (0-shot CoT)",
         "splits": "[test]",
     },
     "cot_llama3": {
         "group": "mmlu_pro_cot_llama3",
         "comment": "# OLMES `mmlu_pro:cot::llama3.1`: 14 categories, 12,032 docs, 5-shot chain of "
-                   "thought.\n# Plain names: weighted by doc count (OLMES's primary, micro); "
-                   "`exact_match_macro`: the mean over categories.\n",
-        "aggregates": [("exact_match", True), ("exact_match_simple", True),
-                       ("answer_format_correct", True), ("exact_match_macro", False)],
+        "thought.\n# Plain names: weighted by doc count (OLMES's primary, micro); "
+        "`exact_match_macro`: the mean over categories.\n",
+        "aggregates": [
+            ("exact_match", True),
+            ("exact_match_simple", True),
+            ("answer_format_correct", True),
+            ("exact_match_macro", False),
+        ],
         "label": "MMLU-Pro (5-shot CoT, Llama 3.1)",
         "splits": "[test, validation]",
     },
@@ -42,9 +63,11 @@ def slug(category: str) -> str:
 
 
 def category_yaml(group: str, category: str, splits: str) -> str:
-    return (f"include: _template.yaml\ntask: {group}_{slug(category)}\n"
-            f"dataset_kwargs: {{path: TIGER-Lab/MMLU-Pro, category: {category}, "
-            f"splits: {splits}, revision: null}}\n")
+    return (
+        f"include: _template.yaml\ntask: {group}_{slug(category)}\n"
+        f"dataset_kwargs: {{path: TIGER-Lab/MMLU-Pro, category: {category}, "
+        f"splits: {splits}, revision: null}}\n"
+    )
 
 
 def group_yaml(spec: dict) -> str:
@@ -53,11 +76,13 @@ def group_yaml(spec: dict) -> str:
         f"  - {{metric: {metric}, aggregation: mean, weight_by_size: {str(weighted).lower()}}}\n"
         for metric, weighted in spec["aggregates"]
     )
-    return (f"{spec['comment']}group: {spec['group']}\ntask:\n{tasks}"
-            f"aggregate_metric_list:\n{aggregates}"
-            f"metadata:\n  version: 1.0\n  label: \"{spec['label']}\"\n"
-            f"  primary: {{metric: exact_match, filter: none}}\n"
-            f"  breakdown:\n    - {{by: subtasks}}\n{NO_REFERENCES}")
+    return (
+        f"{spec['comment']}group: {spec['group']}\ntask:\n{tasks}"
+        f"aggregate_metric_list:\n{aggregates}"
+        f'metadata:\n  version: 1.0\n  label: "{spec["label"]}"\n'
+        f"  primary: {{metric: exact_match, filter: none}}\n"
+        f"  breakdown:\n    - {{by: subtasks}}\n{NO_REFERENCES}"
+    )
 
 
 def main() -> None:

@@ -21,9 +21,14 @@ LIMIT = 5
 def evalpack(*argv: str, **env: str) -> subprocess.CompletedProcess:
     """`python -m evalpack ARGV` to completion (2 minutes at most), output captured; `env`
     added to the environment."""
-    return subprocess.run([sys.executable, "-m", "evalpack", *argv], capture_output=True,
-                          text=True, timeout=120, check=False,
-                          env={**os.environ, **env, "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "evalpack", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **env, "PYTHONPATH": str(REPO)},
+    )
 
 
 def evalpack_process(*argv: str, **popen) -> subprocess.Popen:
@@ -37,24 +42,58 @@ def evalpack_process(*argv: str, **popen) -> subprocess.Popen:
 
 def board_files(root: Path) -> dict:
     models = root / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {"name": "broken", "model": "replay",
-         "model_args": {"completions": str(root / "nonexistent.jsonl")}},
-        {"name": "solutions", "model": "replay",
-         "model_args": {"from_doc": "{solution}", "request_log": str(root / "solutions.log")}},
-        {"name": "qwen", "model": "replay",
-         "model_args": {"completions": str(root / "qwen.jsonl"), "missing": "empty",
-                        "request_log": str(root / "qwen.log")}},
-    ]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {
+                        "name": "broken",
+                        "model": "replay",
+                        "model_args": {"completions": str(root / "nonexistent.jsonl")},
+                    },
+                    {
+                        "name": "solutions",
+                        "model": "replay",
+                        "model_args": {
+                            "from_doc": "{solution}",
+                            "request_log": str(root / "solutions.log"),
+                        },
+                    },
+                    {
+                        "name": "qwen",
+                        "model": "replay",
+                        "model_args": {
+                            "completions": str(root / "qwen.jsonl"),
+                            "missing": "empty",
+                            "request_log": str(root / "qwen.log"),
+                        },
+                    },
+                ]
+            }
+        )
+    )
     suites = root / "suites.yaml"
     suites.write_text(json.dumps({"two": {"tasks": [{"task": t} for t in TASKS]}}))
     return {"models": models, "suites": suites}
 
 
 def board_command(root: Path, files: dict) -> list[str]:
-    return ["leaderboard", "run", "--models", str(files["models"]), "--suite", "two",
-            "--suites", str(files["suites"]), "--output", str(root / "board"),
-            "--limit", str(LIMIT), "--max_retries", "1"]
+    return [
+        "leaderboard",
+        "run",
+        "--models",
+        str(files["models"]),
+        "--suite",
+        "two",
+        "--suites",
+        str(files["suites"]),
+        "--output",
+        str(root / "board"),
+        "--limit",
+        str(LIMIT),
+        "--max_retries",
+        "1",
+    ]
 
 
 def requests_by_task(log: Path) -> dict:
@@ -85,21 +124,32 @@ def build_board(root: Path) -> dict:
     fifo = root / "qwen.jsonl"
     os.mkfifo(fifo)
     with open(root / "first.log", "w") as out:
-        first = evalpack_process(*board_command(root, files), stdout=out, stderr=subprocess.STDOUT,
-                         start_new_session=True)
+        first = evalpack_process(
+            *board_command(root, files),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         kill_when_qwen_starts(first, fifo)
     at_kill = {
         "solutions": requests_by_task(root / "solutions.log"),
         "qwen": requests_by_task(root / "qwen.log"),
-        "done": {p.parent.parent.relative_to(root / "board").as_posix()
-                 for p in (root / "board").rglob("results_*.json")},
+        "done": {
+            p.parent.parent.relative_to(root / "board").as_posix()
+            for p in (root / "board").rglob("results_*.json")
+        },
     }
     fifo.unlink()
     fifo.symlink_to(OUTPUTS / "math.jsonl")
     resumed = evalpack_process(*board_command(root, files), stderr=subprocess.PIPE, text=True)
     _, resume_log = resumed.communicate()
-    return {"root": root, "files": files, "at_kill": at_kill, "resume_rc": resumed.returncode,
-            "resume_log": resume_log}
+    return {
+        "root": root,
+        "files": files,
+        "at_kill": at_kill,
+        "resume_rc": resumed.returncode,
+        "resume_log": resume_log,
+    }
 
 
 @pytest.fixture(scope="session")

@@ -30,8 +30,13 @@ def test_warns_when_a_chat_task_runs_without_chat_template(caplog):
 
 
 def test_warns_when_few_shot_turns_are_collapsed(caplog):
-    argv = ["--tasks", "minerva_math_tulu_algebra", "--apply_chat_template",
-            "--fewshot_as_multiturn", "false"]
+    argv = [
+        "--tasks",
+        "minerva_math_tulu_algebra",
+        "--apply_chat_template",
+        "--fewshot_as_multiturn",
+        "false",
+    ]
     with caplog.at_level(logging.WARNING, logger="evalpack"):
         check(argv)
     assert "collapses them into one user message" in caplog.text
@@ -66,10 +71,21 @@ def test_help_names_every_command_with_examples():
     assert "examples:" in top.stdout
 
 
-@pytest.mark.parametrize("command", [
-    ["suite"], ["suite", "list"], ["suite", "show"], ["leaderboard"], ["leaderboard", "run"],
-    ["rescore"], ["report"], ["run"], ["ls"], ["validate"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["suite"],
+        ["suite", "list"],
+        ["suite", "show"],
+        ["leaderboard"],
+        ["leaderboard", "run"],
+        ["rescore"],
+        ["report"],
+        ["run"],
+        ["ls"],
+        ["validate"],
+    ],
+)
 def test_every_subcommand_help_works(command):
     done = evalpack(*command, "--help")
     assert done.returncode == 0, done.stderr

@@ -26,7 +26,8 @@ def sh_blocks() -> list[str]:
 
 def with_port(text: str, port: int) -> str:
     return text.replace("127.0.0.1:8000", f"127.0.0.1:{port}").replace(
-        "--port 8000", f"--port {port}")
+        "--port 8000", f"--port {port}"
+    )
 
 
 @requires_shared
@@ -45,12 +46,20 @@ def test_the_guide_runs_from_models_yaml_to_a_baseline_report(tmp_path):
     command = shlex.split(serve)
     command[0] = str(Path(bin_dir) / command[0])
     with open(tmp_path / "serve.log", "w") as log:
-        server = subprocess.Popen(command, cwd=work, stdout=log, stderr=subprocess.STDOUT,
-                                  start_new_session=True, env=env)
+        server = subprocess.Popen(
+            command, cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+        )
     try:
         _wait_healthy(f"http://127.0.0.1:{port}", server, tmp_path / "serve.log")
-        done = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=env, text=True,
-                              capture_output=True, check=False, timeout=1200)
+        done = subprocess.run(
+            ["bash", "-e", "-c", script],
+            cwd=work,
+            env=env,
+            text=True,
+            capture_output=True,
+            check=False,
+            timeout=1200,
+        )
     finally:
         os.kill(server.pid, signal.SIGTERM)
         try:
@@ -61,8 +70,10 @@ def test_the_guide_runs_from_models_yaml_to_a_baseline_report(tmp_path):
     (tmp_path / "guide.log").write_text(done.stdout + done.stderr)
     assert done.returncode == 0, f"see {tmp_path / 'guide.log'}"
     assert "reasoning_math" in done.stdout  # suite list / show
-    assert "plan: 1 tasks x 2 checkpoints: 2 pairs will run, 0 finished earlier, 0 cannot run" \
+    assert (
+        "plan: 1 tasks x 2 checkpoints: 2 pairs will run, 0 finished earlier, 0 cannot run"
         in done.stdout
+    )
     for ckpt in ("sft", "dpo"):
         assert (work / "board" / ckpt / "reasoning_math" / "done").is_file()
     report = (work / "board" / "report" / "report.md").read_text()

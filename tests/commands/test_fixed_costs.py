@@ -42,9 +42,23 @@ def test_an_unknown_name_is_still_lm_evals_error(monkeypatch):
 
 @requires_shared
 def test_a_one_document_pack_run_gives_its_result(mirror, tmp_path):
-    cli.execute(cli.EvalpackCLI().parse([
-        "--model", "replay", "--model_args", "from_doc=answer", "--tasks", "gsm8k_tulu",
-        "--limit", "1", "--apply_chat_template", "--output_path", str(tmp_path)]))
+    cli.execute(
+        cli.EvalpackCLI().parse(
+            [
+                "--model",
+                "replay",
+                "--model_args",
+                "from_doc=answer",
+                "--tasks",
+                "gsm8k_tulu",
+                "--limit",
+                "1",
+                "--apply_chat_template",
+                "--output_path",
+                str(tmp_path),
+            ]
+        )
+    )
     assert list(tmp_path.rglob("results_*.json"))
 
 
@@ -61,8 +75,13 @@ def test_the_environment_report_is_computed_once_per_worker(monkeypatch):
 def test_templates_render_as_lm_evals_and_compile_once():
     original = lm_eval.utils.env.from_string
     doc = {"input": "not ( True ) and ( True ) is", "target": "False", "n": 3}
-    templates = ["Q: {{input}}\nA:", " {{target}}", "{{ input | regex_replace('True', 'T') }}",
-                 "{% if n > 2 %}many{% endif %}\n", "{{input}}"]
+    templates = [
+        "Q: {{input}}\nA:",
+        " {{target}}",
+        "{{ input | regex_replace('True', 'T') }}",
+        "{% if n > 2 %}many{% endif %}\n",
+        "{{input}}",
+    ]
     for template in templates:
         assert fixed_costs.apply_template(template, doc) == original(template).render(**doc)
     before = fixed_costs.compiled.cache_info().hits

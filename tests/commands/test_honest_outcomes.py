@@ -22,20 +22,42 @@ FIXTURE_DATA = FIXTURES / "data"
 TASK = "alpaca_eval_v2_tulu"
 
 
-@pytest.mark.parametrize(("reason", "retry"), [
-    ("DataError: EVALPACK_DATA_DIR=/m: no file for dataset 'x'; looked for /m/x/test.jsonl", False),
-    ("ValueError: bad --model_args for evalpack-chat: base_ur= (did you mean base_url=?)", False),
-    (("ServedRequestError: 285 of 285 requests to http://h/v1/completions failed; first: task t "
-     "doc 0: HTTP 422: {'detail': 'add_special_tokens'} (1 attempt: a client error, not "
-     "retried)"), False),
-    ("NotImplementedError: evalpack-chat answers generation requests only", False),
-    ("alpaca_eval_v2_tulu: length_controlled_winrate is nan (could not be computed)", False),
-    (("ServedRequestError: 3 of 5 requests to http://h/v1 failed; first: task t doc 1: HTTP 503: "
-     "overloaded (4 attempts)"), True),
-    ("ServedRequestError: the server at http://h/v1 refused connections for 30 s: given up", True),
-    ("ServedRequestError: ... Read timed out. (read timeout=300)", True),
-    ("Ray: NodeDiedError: the node running this task died", True),
-])
+@pytest.mark.parametrize(
+    ("reason", "retry"),
+    [
+        (
+            "DataError: EVALPACK_DATA_DIR=/m: no file for dataset 'x'; looked for /m/x/test.jsonl",
+            False,
+        ),
+        (
+            "ValueError: bad --model_args for evalpack-chat: base_ur= (did you mean base_url=?)",
+            False,
+        ),
+        (
+            (
+                "ServedRequestError: 285 of 285 requests to http://h/v1/completions failed; first: task t "
+                "doc 0: HTTP 422: {'detail': 'add_special_tokens'} (1 attempt: a client error, not "
+                "retried)"
+            ),
+            False,
+        ),
+        ("NotImplementedError: evalpack-chat answers generation requests only", False),
+        ("alpaca_eval_v2_tulu: length_controlled_winrate is nan (could not be computed)", False),
+        (
+            (
+                "ServedRequestError: 3 of 5 requests to http://h/v1 failed; first: task t doc 1: HTTP 503: "
+                "overloaded (4 attempts)"
+            ),
+            True,
+        ),
+        (
+            "ServedRequestError: the server at http://h/v1 refused connections for 30 s: given up",
+            True,
+        ),
+        ("ServedRequestError: ... Read timed out. (read timeout=300)", True),
+        ("Ray: NodeDiedError: the node running this task died", True),
+    ],
+)
 def test_only_failures_a_retry_can_fix_are_retried(reason, retry):
     assert retryable_reason(reason) is retry
 
@@ -54,7 +76,8 @@ def no_network(monkeypatch):
 
 
 def test_alpaca_eval_without_a_judge_sends_nothing_and_is_not_a_result(
-        no_network, monkeypatch, tmp_path, caplog):
+    no_network, monkeypatch, tmp_path, caplog
+):
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(FIXTURE_DATA))
     for name in ("OPENAI_API_KEY", "EVALPACK_JUDGE_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -66,7 +89,8 @@ def test_alpaca_eval_without_a_judge_sends_nothing_and_is_not_a_result(
     lc = results["results"][TASK]["length_controlled_winrate,judge"]
     assert math.isnan(lc)
     assert outcome.missing_primaries(results) == [
-        f"{TASK}: length_controlled_winrate is nan (could not be computed)"]
+        f"{TASK}: length_controlled_winrate is nan (could not be computed)"
+    ]
 
 
 def test_a_server_refusing_connections_is_given_up_with_one_line(monkeypatch, caplog):
@@ -85,9 +109,13 @@ def test_a_server_refusing_connections_is_given_up_with_one_line(monkeypatch, ca
 
     register()
     with caplog.at_level(logging.WARNING), pytest.raises(ServedRequestError) as error:
-        simple_evaluate(model="answer-server",
-                        model_args=f"base_url={url},max_retries=50,retry_delay=0.2",
-                        tasks=[TASK], task_manager=task_manager(), limit=12)
+        simple_evaluate(
+            model="answer-server",
+            model_args=f"base_url={url},max_retries=50,retry_delay=0.2",
+            tasks=[TASK],
+            task_manager=task_manager(),
+            limit=12,
+        )
     text = str(error.value)
     assert f"the server at {url} refused connections for" in text and "given up" in text
     assert "0 of 12 completions were received" in text
@@ -98,8 +126,14 @@ def test_a_server_refusing_connections_is_given_up_with_one_line(monkeypatch, ca
 
 
 def evalpack(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evalpack.commands.cli", *args], text=True, check=False,
-                          capture_output=True, env={**os.environ, **env}, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "evalpack.commands.cli", *args],
+        text=True,
+        check=False,
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=600,
+    )
 
 
 def test_a_pair_whose_judge_fails_every_doc_is_failed_not_done_and_rescore_says_so(tmp_path):
@@ -109,16 +143,39 @@ def test_a_pair_whose_judge_fails_every_doc_is_failed_not_done_and_rescore_says_
     judge = JudgeStub({}).start()
     judge.fault_for = lambda payload: "400" if "model_identifier" in json.dumps(payload) else None
     models = tmp_path / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {"name": "echo", "model": "replay", "model_args": {"from_doc": "output"}}]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {"name": "echo", "model": "replay", "model_args": {"from_doc": "output"}}
+                ]
+            }
+        )
+    )
     env = {"EVALPACK_DATA_DIR": str(FIXTURE_DATA)}
-    metadata = json.dumps({"judge_base_url": judge.base_url, "judge_cache": "none",
-                           "judge_retry_delay": 0.01})
+    metadata = json.dumps(
+        {"judge_base_url": judge.base_url, "judge_cache": "none", "judge_retry_delay": 0.01}
+    )
     board = tmp_path / "board"
     try:
-        run = evalpack("leaderboard", "run", "--models", str(models), "--suite", "tulu_3_dev",
-                       "--tasks", TASK, "--output", str(board), "--limit", "3", "--",
-                       "--metadata", metadata, env=env)
+        run = evalpack(
+            "leaderboard",
+            "run",
+            "--models",
+            str(models),
+            "--suite",
+            "tulu_3_dev",
+            "--tasks",
+            TASK,
+            "--output",
+            str(board),
+            "--limit",
+            "3",
+            "--",
+            "--metadata",
+            metadata,
+            env=env,
+        )
     finally:
         judge.stop()
     pair = board / "echo" / TASK
@@ -144,8 +201,10 @@ def test_log_likelihoods_on_a_chat_backend_is_a_short_line():
     from evalpack.models.backends import ServedChat
 
     lm = ServedChat(base_url="http://127.0.0.1:1/v1/chat/completions", model="m")
-    requests_ = [Instance("loglikelihood", {}, ("Q", " A"), 0, (f"mmlu_mc_tulu_s{i:02d}", 0, 1))
-                 for i in range(57)]
+    requests_ = [
+        Instance("loglikelihood", {}, ("Q", " A"), 0, (f"mmlu_mc_tulu_s{i:02d}", 0, 1))
+        for i in range(57)
+    ]
     with pytest.raises(NotImplementedError) as error:
         lm.loglikelihood(requests_)
     text = str(error.value)
@@ -160,10 +219,14 @@ def test_a_judge_without_logprobs_is_asked_once_per_doc():
     judge = JudgeStub({}).start()
     judge.logprobs = False
     try:
-        client = JudgeClient(JudgeSettings(base_url=judge.base_url, cache="", max_retries=5,
-                                           retry_delay=0.01, abort_after=10))
-        payloads = [{"model": "j", "messages": [{"role": "user", "content": f"q{i}"}]}
-                    for i in range(3)]
+        client = JudgeClient(
+            JudgeSettings(
+                base_url=judge.base_url, cache="", max_retries=5, retry_delay=0.01, abort_after=10
+            )
+        )
+        payloads = [
+            {"model": "j", "messages": [{"role": "user", "content": f"q{i}"}]} for i in range(3)
+        ]
         results = client.judge_all(payloads)
     finally:
         judge.stop()

@@ -26,18 +26,43 @@ def stub():
 
 def start_run(stub, tmp_path) -> subprocess.Popen:
     data = tmp_path / "problems.jsonl"
-    data.write_text("".join(json.dumps({"question": f"What is {i}+1?", "answer": str(i + 1)})
-                            + "\n" for i in range(DOCS)))
-    args = (f"base_url={stub.url('/v1/chat/completions')},model=m,seed=1,"
-            f"num_concurrent={CONCURRENT},retry_delay=0.1")
+    data.write_text(
+        "".join(
+            json.dumps({"question": f"What is {i}+1?", "answer": str(i + 1)}) + "\n"
+            for i in range(DOCS)
+        )
+    )
+    args = (
+        f"base_url={stub.url('/v1/chat/completions')},model=m,seed=1,"
+        f"num_concurrent={CONCURRENT},retry_delay=0.1"
+    )
     metadata = json.dumps({"data_file": str(data), "repeats": REPEATS})
-    command = [sys.executable, "-m", "evalpack", "--model", "evalpack-chat", "--model_args",
-               args, "--tasks", "aime24", "--apply_chat_template", "--metadata", metadata,
-               "--use_cache", str(tmp_path / "cache")]
+    command = [
+        sys.executable,
+        "-m",
+        "evalpack",
+        "--model",
+        "evalpack-chat",
+        "--model_args",
+        args,
+        "--tasks",
+        "aime24",
+        "--apply_chat_template",
+        "--metadata",
+        metadata,
+        "--use_cache",
+        str(tmp_path / "cache"),
+    ]
     sigint_as_at_a_terminal()
-    return subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    return subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
 
 
 def wait_for(condition, seconds: float, what: str) -> None:
@@ -83,9 +108,11 @@ def test_ctrl_c_stops_sending_keeps_answers_and_a_rerun_sends_only_the_rest(stub
     lines = err.strip().splitlines()
     assert "Traceback" not in err
     kept = answered(stub)
-    assert lines[-1] == (f"evalpack: interrupted: {len(kept)} of {total} completions from "
-                         f"{stub.url('/v1/chat/completions')} are in hand; rerun the same "
-                         f"command to send only the other {total - len(kept)}")
+    assert lines[-1] == (
+        f"evalpack: interrupted: {len(kept)} of {total} completions from "
+        f"{stub.url('/v1/chat/completions')} are in hand; rerun the same "
+        f"command to send only the other {total - len(kept)}"
+    )
 
     stub.records.clear()
     stub.delay = 0.0

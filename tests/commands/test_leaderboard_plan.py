@@ -17,16 +17,25 @@ from tests.models.judge_stub import JudgeStub
 
 FIXTURE_DATA = FIXTURES / "data"
 CHAT = {"task": "gsm8k_tulu", "chat": True}  # continues an "Answer:" prefix
-ENTRIES = [CHAT, {"task": "mmlu_mc_tulu", "chat": False}, {"task": "minerva_math_tulu", "chat": True},
-           {"task": "drop_llama3", "chat": False}, {"task": "codex_humaneval_tulu", "chat": True}]
+ENTRIES = [
+    CHAT,
+    {"task": "mmlu_mc_tulu", "chat": False},
+    {"task": "minerva_math_tulu", "chat": True},
+    {"task": "drop_llama3", "chat": False},
+    {"task": "codex_humaneval_tulu", "chat": True},
+]
 
 
 def small_mirror(root: Path) -> Path:
     """A mirror with GSM8K, MMLU, MATH and HumanEval from ../shared and AlpacaEval's fixture;
     DROP is not in it."""
     root.mkdir()
-    for name in ("openai__gsm8k", "cais__mmlu", "EleutherAI__hendrycks_math",
-                 "openai__openai_humaneval"):
+    for name in (
+        "openai__gsm8k",
+        "cais__mmlu",
+        "EleutherAI__hendrycks_math",
+        "openai__openai_humaneval",
+    ):
         (root / name).symlink_to(DATA_DIR / name)
     (root / "tatsu-lab__alpaca_eval").symlink_to(FIXTURE_DATA / "tatsu-lab__alpaca_eval")
     return root
@@ -54,14 +63,22 @@ def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(small_mirror(tmp_path / "mirror")))
     checkpoints = [
         {"name": "ref", "model": "replay", "model_args": {"from_doc": "solution"}},
-        {"name": "chat", "model": "evalpack-chat",
-         "model_args": {"base_url": refusing.url("/v1/chat/completions"), "model": "m"}},
+        {
+            "name": "chat",
+            "model": "evalpack-chat",
+            "model_args": {"base_url": refusing.url("/v1/chat/completions"), "model": "m"},
+        },
         {"name": "gone", "model": "evalpack-chat", "model_args": {"base_url": dead_url()}},
     ]
     board = plan.make_plan(checkpoints, ENTRIES, tmp_path / "board", [])
     pairs = board["pairs"]
-    assert pairs["ref"] == {"gsm8k_tulu": "run", "mmlu_mc_tulu": "run", "codex_humaneval_tulu": "run",
-                            "minerva_math_tulu": "run", "drop_llama3": pairs["ref"]["drop_llama3"]}
+    assert pairs["ref"] == {
+        "gsm8k_tulu": "run",
+        "mmlu_mc_tulu": "run",
+        "codex_humaneval_tulu": "run",
+        "minerva_math_tulu": "run",
+        "drop_llama3": pairs["ref"]["drop_llama3"],
+    }
     drop = tmp_path / "mirror" / "EleutherAI__drop" / "default" / "validation.jsonl"
     assert pairs["ref"]["drop_llama3"] == f"data missing: {drop} is not in EVALPACK_DATA_DIR"
     chat = pairs["chat"]
@@ -72,11 +89,15 @@ def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
         assert "HTTP 422" in chat[task] and "evalpack-completions" in chat[task]
     # the server was asked once, for both prefix tasks
     assert [p.get("continue_final_message") for p in refusing.payloads()] == [True]
-    assert all("cannot be reached" in reason for task, reason in pairs["gone"].items()
-               if task != "drop_llama3")
+    assert all(
+        "cannot be reached" in reason
+        for task, reason in pairs["gone"].items()
+        if task != "drop_llama3"
+    )
     text = plan.render(board)
-    assert text.splitlines()[0] == ("plan: 5 tasks x 3 checkpoints: 5 pairs will run, "
-                                    "0 finished earlier, 10 cannot run")
+    assert text.splitlines()[0] == (
+        "plan: 5 tasks x 3 checkpoints: 5 pairs will run, 0 finished earlier, 10 cannot run"
+    )
     assert text.splitlines()[1].split() == ["task", "ref", "chat", "gone"]
     assert text.splitlines()[2].split() == ["gsm8k_tulu", "run", "CANNOT", "CANNOT"]
     assert f"cannot run: ref x drop_llama3: data missing: {drop}" in text
@@ -93,33 +114,57 @@ def test_the_judge_is_asked_once_whether_it_gives_logprobs(monkeypatch):
         assert probes.judge_problem({"judge_base_url": judge.base_url}) is None
         judge.logprobs = False
         assert "gives no log-probabilities" in probes.judge_problem(
-            {"judge_base_url": judge.base_url})
+            {"judge_base_url": judge.base_url}
+        )
         assert len(judge.payloads()) == 2
     finally:
         judge.stop()
     assert "cannot be reached" in probes.judge_problem(
-        {"judge_base_url": dead_url().removesuffix("/chat/completions")})
+        {"judge_base_url": dead_url().removesuffix("/chat/completions")}
+    )
 
 
 def evalpack(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evalpack.commands.cli", *args], text=True, check=False,
-                          capture_output=True, env={**os.environ, **env}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "evalpack.commands.cli", *args],
+        text=True,
+        check=False,
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
 
 
 @requires_shared
 def test_strict_starts_nothing_and_check_only_prints(tmp_path):
     models = tmp_path / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {"name": "ref", "model": "replay", "model_args": {"from_doc": "solution"}}]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {"name": "ref", "model": "replay", "model_args": {"from_doc": "solution"}}
+                ]
+            }
+        )
+    )
     env = {"EVALPACK_DATA_DIR": str(small_mirror(tmp_path / "mirror"))}
     board = tmp_path / "board"
-    common = ["--models", str(models), "--suite", "tulu_3_dev", "--tasks",
-              "gsm8k_tulu,drop_llama3", "--output", str(board)]
+    common = [
+        "--models",
+        str(models),
+        "--suite",
+        "tulu_3_dev",
+        "--tasks",
+        "gsm8k_tulu,drop_llama3",
+        "--output",
+        str(board),
+    ]
     checked = evalpack("leaderboard", "check", *common, env=env)
     assert checked.returncode == 1, checked.stderr
     assert "cannot run: ref x drop_llama3: data missing:" in checked.stdout
     strict = evalpack("leaderboard", "run", *common, "--strict", env=env)
     assert strict.returncode == 2
     assert strict.stderr.strip().splitlines()[-1] == (
-        "evalpack leaderboard: error: 1 pairs cannot run (listed above); --strict starts nothing")
+        "evalpack leaderboard: error: 1 pairs cannot run (listed above); --strict starts nothing"
+    )
     assert not board.exists()  # nothing started, nothing written

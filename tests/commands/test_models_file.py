@@ -11,8 +11,10 @@ from evalpack.commands import checkpoints as models_file
 from evalpack.commands import cli
 from evalpack.commands.executors import Unit, unit_spec
 
-CHAT = {"model": "evalpack-chat", "model_args": {"base_url": "http://127.0.0.1:8000/v1/chat/completions",
-                                                 "model": "sft"}}
+CHAT = {
+    "model": "evalpack-chat",
+    "model_args": {"base_url": "http://127.0.0.1:8000/v1/chat/completions", "model": "sft"},
+}
 
 
 def problems(tmp_path: Path, *checkpoints: dict) -> list[str]:
@@ -26,8 +28,9 @@ def problems(tmp_path: Path, *checkpoints: dict) -> list[str]:
 def test_served_model_args_are_checked_with_did_you_mean(tmp_path):
     typo = {**CHAT, "name": "typo", "model_args": {"base_ur": "http://x/v1", "model": "sft"}}
     (line,) = problems(tmp_path, typo)
-    assert line.startswith("model 'evalpack-chat' takes no model_args 'base_ur' (did you mean "
-                           "'base_url'?); it takes: ")
+    assert line.startswith(
+        "model 'evalpack-chat' takes no model_args 'base_ur' (did you mean 'base_url'?); it takes: "
+    )
     assert "base_url" in line.split("it takes: ")[1].split(", ")
 
 
@@ -41,20 +44,25 @@ def test_generation_settings_are_told_where_they_go(tmp_path):
 
 
 def test_replay_argument_typo_gets_did_you_mean(tmp_path):
-    lines = problems(tmp_path, {"name": "r", "model": "replay",
-                                "model_args": {"from_dco": "solution"}})
-    assert any("takes no model_args 'from_dco' (did you mean 'from_doc'?)" in line
-               for line in lines)
+    lines = problems(
+        tmp_path, {"name": "r", "model": "replay", "model_args": {"from_dco": "solution"}}
+    )
+    assert any(
+        "takes no model_args 'from_dco' (did you mean 'from_doc'?)" in line for line in lines
+    )
 
 
 def test_gen_kwargs_are_checked(tmp_path):
-    lines = problems(tmp_path, {**CHAT, "name": "g",
-                                "gen_kwargs": {"temprature": 0.6, "top_p": "high",
-                                               "until": "\n\n"}})
+    lines = problems(
+        tmp_path,
+        {**CHAT, "name": "g", "gen_kwargs": {"temprature": 0.6, "top_p": "high", "until": "\n\n"}},
+    )
     assert lines == [
-        ("gen_kwargs: unknown setting 'temprature' (did you mean 'temperature'?); known: "
-        "temperature, top_p, top_k, min_p, do_sample, max_gen_toks, until, repetition_penalty, "
-        "presence_penalty, frequency_penalty, seed"),
+        (
+            "gen_kwargs: unknown setting 'temprature' (did you mean 'temperature'?); known: "
+            "temperature, top_p, top_k, min_p, do_sample, max_gen_toks, until, repetition_penalty, "
+            "presence_penalty, frequency_penalty, seed"
+        ),
         "gen_kwargs: top_p must be a number, not 'high'",
         "gen_kwargs: until must be a list of strings",
     ]
@@ -62,12 +70,20 @@ def test_gen_kwargs_are_checked(tmp_path):
 
 def test_a_checkpoints_gen_kwargs_reach_its_pairs_over_the_runs(tmp_path):
     models = tmp_path / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {**CHAT, "name": "t06", "gen_kwargs": {"temperature": 0.6, "top_p": 0.95}}]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {**CHAT, "name": "t06", "gen_kwargs": {"temperature": 0.6, "top_p": 0.95}}
+                ]
+            }
+        )
+    )
     (ckpt,) = models_file.load_checkpoints(str(models))
     entry = {"task": "gsm8k_tulu", "chat": True}
-    spec = unit_spec(Unit(ckpt, [entry]), tmp_path / "board",
-                     ["--gen_kwargs", "temperature=1.0,max_gen_toks=64"])
+    spec = unit_spec(
+        Unit(ckpt, [entry]), tmp_path / "board", ["--gen_kwargs", "temperature=1.0,max_gen_toks=64"]
+    )
     args = cli.EvalpackCLI().parse(spec["pairs"][0]["argv"])
     # the run's max_gen_toks stays, the checkpoint's temperature wins
     assert args.gen_kwargs == {"temperature": 0.6, "max_gen_toks": 64, "top_p": 0.95}
@@ -90,7 +106,11 @@ def test_a_mirror_one_level_too_high_suggests_the_folder_below(tmp_path, monkeyp
     inner.mkdir(parents=True)
     (inner / "test.jsonl").write_text('{"question": "q", "answer": "a"}\n')
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(tmp_path))
-    with pytest.raises(data.DataError, match=(
+    with pytest.raises(
+        data.DataError,
+        match=(
             f"looked for {tmp_path}/openai__gsm8k/main/test.jsonl "
-            rf"\(it is in {tmp_path}/data: set EVALPACK_DATA_DIR to that folder\)")):
+            rf"\(it is in {tmp_path}/data: set EVALPACK_DATA_DIR to that folder\)"
+        ),
+    ):
         data.load_split("openai/gsm8k", "main", "test")

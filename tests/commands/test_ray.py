@@ -24,9 +24,16 @@ TASKS = ["minerva_math_tulu_algebra", "minerva_math_tulu_geometry", "minerva_mat
 LIMIT = 2
 CHECKPOINTS = [
     {"name": "solutions", "model": "replay", "model_args": {"from_doc": "{solution}"}},
-    {"name": "constant", "model": "replay", "model_args": {"from_doc": "The answer is $\\boxed{{4}}$."}},
-    {"name": "qwen", "model": "replay",
-     "model_args": {"completions": str(OUTPUTS / "math.jsonl"), "missing": "empty"}},
+    {
+        "name": "constant",
+        "model": "replay",
+        "model_args": {"from_doc": "The answer is $\\boxed{{4}}$."},
+    },
+    {
+        "name": "qwen",
+        "model": "replay",
+        "model_args": {"completions": str(OUTPUTS / "math.jsonl"), "missing": "empty"},
+    },
 ]
 
 
@@ -48,18 +55,40 @@ requires_ray = pytest.mark.skipif(bool(ray_available()), reason=ray_available() 
 def write_inputs(root: Path, gpus_each: int) -> list[str]:
     """models.yaml and suites.yaml; the leaderboard command line (without the executor)."""
     models = root / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {**ckpt, "resources": {"num_gpus": gpus_each}} for ckpt in CHECKPOINTS]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {**ckpt, "resources": {"num_gpus": gpus_each}} for ckpt in CHECKPOINTS
+                ]
+            }
+        )
+    )
     suites = root / "suites.yaml"
     suites.write_text(json.dumps({"three": {"tasks": [{"task": t, "chat": True} for t in TASKS]}}))
-    return [sys.executable, "-m", "evalpack", "leaderboard", "run", "--models", str(models),
-            "--suites", str(suites), "--suite", "three", "--limit", str(LIMIT)]
+    return [
+        sys.executable,
+        "-m",
+        "evalpack",
+        "leaderboard",
+        "run",
+        "--models",
+        str(models),
+        "--suites",
+        str(suites),
+        "--suite",
+        "three",
+        "--limit",
+        str(LIMIT),
+    ]
 
 
 def markers(board: Path) -> dict:
     """{checkpoint/task: done marker} of the finished pairs."""
-    return {p.parent.relative_to(board).as_posix(): json.loads(p.read_text())
-            for p in board.glob(f"*/*/{rundirs.DONE_MARKER}")}
+    return {
+        p.parent.relative_to(board).as_posix(): json.loads(p.read_text())
+        for p in board.glob(f"*/*/{rundirs.DONE_MARKER}")
+    }
 
 
 def scenario(root: Path) -> dict:
@@ -73,12 +102,19 @@ def scenario(root: Path) -> dict:
 
     common = {"include_dashboard": False, "object_store_memory": 80 * 2**20}
     cluster = ray.cluster_utils.Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 1, **common})
+        initialize_head=True, head_node_args={"num_cpus": 1, "num_gpus": 1, **common}
+    )
     second = cluster.add_node(num_cpus=2, num_gpus=2, **common)
     nodes = {"head": cluster.head_node.node_id, "second": second.node_id}
     board = root / "ray_board"
-    command = write_inputs(root, 1) + ["--output", str(board), "--executor", "ray",
-                                       "--address", cluster.address]
+    command = write_inputs(root, 1) + [
+        "--output",
+        str(board),
+        "--executor",
+        "ray",
+        "--address",
+        cluster.address,
+    ]
     try:
         with open(root / "ray_run.log", "w") as log:
             run = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
@@ -88,9 +124,14 @@ def scenario(root: Path) -> dict:
     finally:
         cluster.shutdown()
         shutil.rmtree(temp, ignore_errors=True)
-    return {**nodes, "rc": run.returncode,
-            "stopped_at": stopped_at, "rerun_rc": rerun.returncode, "rerun_log": rerun.stderr,
-            "log": (root / "ray_run.log").read_text()}
+    return {
+        **nodes,
+        "rc": run.returncode,
+        "stopped_at": stopped_at,
+        "rerun_rc": rerun.returncode,
+        "rerun_log": rerun.stderr,
+        "log": (root / "ray_run.log").read_text(),
+    }
 
 
 def stop_second_node(cluster, second, board: Path, run: subprocess.Popen) -> dict:
@@ -112,8 +153,9 @@ def metric_values(board: Path) -> dict:
     for results_file in rundirs.results_files(board):
         pair = results_file.parent.parent.relative_to(board).as_posix()
         results = json.loads(results_file.read_text())["results"]
-        values[pair] = {task: {k: v for k, v in r.items() if "," in k}
-                        for task, r in results.items()}
+        values[pair] = {
+            task: {k: v for k, v in r.items() if "," in k} for task, r in results.items()
+        }
     return values
 
 
@@ -123,20 +165,42 @@ def ray_run(tmp_path_factory):
     env = {**os.environ, "EVALPACK_DATA_DIR": str(DATA_DIR), "PYTHONPATH": str(REPO)}
     (root / "local").mkdir()
     with open(root / "local.log", "w") as log:  # the local run goes on beside the Ray one
-        local = subprocess.Popen(write_inputs(root / "local", 1) + [
-            "--output", str(root / "local_board")], env=env, stdout=log, stderr=subprocess.STDOUT)
+        local = subprocess.Popen(
+            write_inputs(root / "local", 1) + ["--output", str(root / "local_board")],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             inside = subprocess.run(
-                ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child",
-                 sys.executable, __file__, str(root)],
-                check=False, env=env, capture_output=True, text=True, timeout=900)
+                [
+                    "unshare",
+                    "--net",
+                    "--pid",
+                    "--fork",
+                    "--mount-proc",
+                    "--kill-child",
+                    sys.executable,
+                    __file__,
+                    str(root),
+                ],
+                check=False,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             local.wait(timeout=600)
         finally:
             local.kill()
             local.wait()
     assert inside.returncode == 0, inside.stderr[-3000:]
-    return {"root": root, "local_rc": local.returncode, "local_log": (root / "local.log").read_text(),
-            **json.loads(inside.stdout.strip().splitlines()[-1])}
+    return {
+        "root": root,
+        "local_rc": local.returncode,
+        "local_log": (root / "local.log").read_text(),
+        **json.loads(inside.stdout.strip().splitlines()[-1]),
+    }
 
 
 @requires_shared
@@ -181,7 +245,10 @@ def test_a_ray_rerun_does_nothing(ray_run):
 def test_each_checkpoint_asks_for_its_resources():
     from evalpack.commands.executors import resources_for
 
-    vllm = {"model": "vllm", "model_args": "pretrained=x,tensor_parallel_size=2,data_parallel_size=2"}
+    vllm = {
+        "model": "vllm",
+        "model_args": "pretrained=x,tensor_parallel_size=2,data_parallel_size=2",
+    }
     assert resources_for(vllm) == {"num_gpus": 4, "num_cpus": 1}
     assert resources_for({"model": "hf", "model_args": {"pretrained": "x"}})["num_gpus"] == 1
     assert resources_for({"model": "replay"})["num_gpus"] == 0

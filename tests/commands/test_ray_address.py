@@ -38,7 +38,8 @@ def test_addresses_are_read_and_checked(tmp_path, monkeypatch):
     (tmp_path / "ray").mkdir()
     (tmp_path / "ray" / "ray_current_cluster").write_text(f"127.0.0.1:{port}")
     assert address_problem("auto").startswith(
-        f"--address auto (auto: 127.0.0.1:{port}): no Ray cluster answers there")
+        f"--address auto (auto: 127.0.0.1:{port}): no Ray cluster answers there"
+    )
     with socket.socket() as listening:  # something answers: Ray is asked
         listening.bind(("127.0.0.1", 0))
         listening.listen()
@@ -47,29 +48,61 @@ def test_addresses_are_read_and_checked(tmp_path, monkeypatch):
 
 def models_file(root: Path, model_args: dict) -> Path:
     models = root / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {"name": "c", "model": "replay", "model_args": model_args}]}))
+    models.write_text(
+        json.dumps({"checkpoints": [{"name": "c", "model": "replay", "model_args": model_args}]})
+    )
     return models
 
 
 @requires_ray
 def test_an_unreachable_ray_address_is_one_line(tmp_path):
     models = models_file(tmp_path, {"from_doc": "solution"})
-    command = [sys.executable, "-m", "evalpack", "leaderboard", "run", "--models", str(models),
-               "--suite", "tulu_3_dev", "--tasks", "popqa_tulu", "--output",
-               str(tmp_path / "board"), "--executor", "ray", "--address", "127.0.0.1:1"]
+    command = [
+        sys.executable,
+        "-m",
+        "evalpack",
+        "leaderboard",
+        "run",
+        "--models",
+        str(models),
+        "--suite",
+        "tulu_3_dev",
+        "--tasks",
+        "popqa_tulu",
+        "--output",
+        str(tmp_path / "board"),
+        "--executor",
+        "ray",
+        "--address",
+        "127.0.0.1:1",
+    ]
     start = time.monotonic()
     done = subprocess.run(
-        ["unshare", "--net", "--fork", "--kill-child", "sh", "-c",
-         'ip link set lo up && exec "$@"', "sh", *command],
-        capture_output=True, text=True, check=False, timeout=300,
-        env={**os.environ, **FIXTURE_DATA})
+        [
+            "unshare",
+            "--net",
+            "--fork",
+            "--kill-child",
+            "sh",
+            "-c",
+            'ip link set lo up && exec "$@"',
+            "sh",
+            *command,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env={**os.environ, **FIXTURE_DATA},
+    )
     print(f"unreachable address answered in {time.monotonic() - start:.1f} s")
     assert done.returncode == 1, done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if "error" in line.lower()]
     assert errors == [done.stderr.strip().splitlines()[-1]]
-    assert errors[0].startswith("evalpack leaderboard: error: --address 127.0.0.1:1: no Ray "
-                                "cluster answers there (Connection refused)")
+    assert errors[0].startswith(
+        "evalpack leaderboard: error: --address 127.0.0.1:1: no Ray "
+        "cluster answers there (Connection refused)"
+    )
 
 
 def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
@@ -77,9 +110,26 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     os.mkfifo(fifo)
     models = models_file(tmp_path, {"completions": str(fifo)})
     run = subprocess.Popen(
-        [sys.executable, "-m", "evalpack", "leaderboard", "run", "--models", str(models),
-         "--suite", "tulu_3_dev", "--tasks", "popqa_tulu", "--output", str(tmp_path / "board")],
-        stderr=subprocess.PIPE, text=True, start_new_session=True, env={**os.environ, **FIXTURE_DATA})
+        [
+            sys.executable,
+            "-m",
+            "evalpack",
+            "leaderboard",
+            "run",
+            "--models",
+            str(models),
+            "--suite",
+            "tulu_3_dev",
+            "--tasks",
+            "popqa_tulu",
+            "--output",
+            str(tmp_path / "board"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, **FIXTURE_DATA},
+    )
     try:
         while True:  # the worker has opened the FIFO: the pair is running
             try:
@@ -98,4 +148,5 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     assert run.returncode == 130
     assert stderr.strip().splitlines()[-1] == (
         "evalpack leaderboard: interrupted during c x popqa_tulu; finished pairs are kept, rerun the "
-        "same command to resume")
+        "same command to resume"
+    )

@@ -24,14 +24,27 @@ requires_chromium = pytest.mark.skipif(
 def report(leaderboard, tmp_path):
     built = leaderboard
     reference = tmp_path / "reference.yaml"
-    reference.write_text(json.dumps({"name": "ref", "scores": {
-        TASKS[0]: {"value": 50.0, "metric": "exact_match_flex", "source": "test"}}}))
+    reference.write_text(
+        json.dumps(
+            {
+                "name": "ref",
+                "scores": {
+                    TASKS[0]: {"value": 50.0, "metric": "exact_match_flex", "source": "test"}
+                },
+            }
+        )
+    )
     data = reports.build_report(
         reports.collect([str(built["root"] / "board")]),
-        reports.load_reference(str(reference), TASKS), "test board", baseline="qwen",
+        reports.load_reference(str(reference), TASKS),
+        "test board",
+        baseline="qwen",
     )
-    return {"data": data, "files": render.write_report(data, tmp_path / "report"),
-            "board": built["root"] / "board"}
+    return {
+        "data": data,
+        "files": render.write_report(data, tmp_path / "report"),
+        "board": built["root"] / "board",
+    }
 
 
 @requires_shared
@@ -82,8 +95,7 @@ def test_bbh_breakdown_and_heat_map():
         "bbh_cot_v1_tulu_navigate": {"exact_match,cot": 0.75},
     }
     checkpoints = {"a": {"results": results, "top": ["bbh_cot_v1_tulu"], "samples": {}}}
-    data = reports.build_report(
-        checkpoints, reports.load_reference(None, ["bbh_cot_v1_tulu"]), "t")
+    data = reports.build_report(checkpoints, reports.load_reference(None, ["bbh_cot_v1_tulu"]), "t")
     (subtasks,) = data["breakdowns"]
     assert subtasks["by"] == "subtasks" and subtasks["task"] == "bbh_cot_v1_tulu"
     assert subtasks["scores"] == {"a": {"snarks": 0.25, "navigate": 0.75}}
@@ -122,26 +134,36 @@ def write_run(folder: Path, results: dict, samples: dict, n: dict) -> None:
     """A minimal lm-eval output: results file and sample logs."""
     folder.mkdir(parents=True)
     configs = {task: {} for task in samples} | {task: {} for task in results}
-    (folder / "results_1.json").write_text(json.dumps(
-        {"results": results, "configs": configs, "n-samples": n}))
+    (folder / "results_1.json").write_text(
+        json.dumps({"results": results, "configs": configs, "n-samples": n})
+    )
     for task, rows in samples.items():
         (folder / f"samples_{task}_1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
 def bbh_rows(scores: list[float]) -> list[dict]:
-    return [{"doc_id": i, "doc_hash": str(i), "filter": "cot", "exact_match": s}
-            for i, s in enumerate(scores)]
+    return [
+        {"doc_id": i, "doc_hash": str(i), "filter": "cot", "exact_match": s}
+        for i, s in enumerate(scores)
+    ]
 
 
 def test_a_group_is_compared_the_way_it_is_averaged(tmp_path):
     # bbh's exact_match is averaged by size: the paired delta is the pooled mean difference
     runs = {"base": ([0, 0, 0], [0]), "new": ([1, 1, 0], [1])}
     for name, (snarks, navigate) in runs.items():
-        write_run(tmp_path / name, {"bbh_cot_v1_tulu": {"exact_match,cot": 0.5}},
-                  {"bbh_cot_v1_tulu_snarks": bbh_rows(snarks),
-                   "bbh_cot_v1_tulu_navigate": bbh_rows(navigate)},
-                  {"bbh_cot_v1_tulu_snarks": {"original": 3, "effective": 3},
-                   "bbh_cot_v1_tulu_navigate": {"original": 1, "effective": 1}})
+        write_run(
+            tmp_path / name,
+            {"bbh_cot_v1_tulu": {"exact_match,cot": 0.5}},
+            {
+                "bbh_cot_v1_tulu_snarks": bbh_rows(snarks),
+                "bbh_cot_v1_tulu_navigate": bbh_rows(navigate),
+            },
+            {
+                "bbh_cot_v1_tulu_snarks": {"original": 3, "effective": 3},
+                "bbh_cot_v1_tulu_navigate": {"original": 1, "effective": 1},
+            },
+        )
     checkpoints = reports.collect([f"base={tmp_path / 'base'}", f"new={tmp_path / 'new'}"])
     for ckpt in checkpoints.values():  # a plain run of the group lists it as asked for
         ckpt["top"] = ["bbh_cot_v1_tulu"]
@@ -154,28 +176,54 @@ def test_a_group_is_compared_the_way_it_is_averaged(tmp_path):
 
 def test_boards_with_the_same_checkpoint_names_are_never_merged(tmp_path):
     for folder in ("one", "two"):
-        write_run(tmp_path / folder / "ckpt" / "t" / "model",
-                  {"t": {"acc,none": 0.5 if folder == "one" else 0.25}}, {}, {})
+        write_run(
+            tmp_path / folder / "ckpt" / "t" / "model",
+            {"t": {"acc,none": 0.5 if folder == "one" else 0.25}},
+            {},
+            {},
+        )
         (tmp_path / folder / "ckpt" / rundirs.CHECKPOINT_FILE).write_text('{"name": "ckpt"}')
     with pytest.raises(ValueError, match="'ckpt' is in both .*one and .*two: name them"):
         reports.collect([str(tmp_path / "one"), str(tmp_path / "two")])
     named = reports.collect([f"a={tmp_path / 'one'}", f"b={tmp_path / 'two'}"])
     assert {name: c["results"]["t"]["acc,none"] for name, c in named.items()} == {
-        "a/ckpt": 0.5, "b/ckpt": 0.25}
+        "a/ckpt": 0.5,
+        "b/ckpt": 0.25,
+    }
     done = subprocess.run(
-        [sys.executable, "-m", "evalpack", "report", str(tmp_path / "one"), str(tmp_path / "two"),
-         "--output", str(tmp_path / "out")], capture_output=True, text=True, check=False)
+        [
+            sys.executable,
+            "-m",
+            "evalpack",
+            "report",
+            str(tmp_path / "one"),
+            str(tmp_path / "two"),
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 1
     assert [line for line in done.stderr.splitlines() if "error" in line] == [
-        done.stderr.strip().splitlines()[-1]]
+        done.stderr.strip().splitlines()[-1]
+    ]
     assert "Traceback" not in done.stderr
 
 
 def test_reference_notes_list_only_the_benchmarks_present(tmp_path):
-    checkpoints = {"a": {"results": {"gsm8k_tulu": {"exact_match,olmes": 0.0}},
-                         "top": ["gsm8k_tulu"], "samples": {}, "docs": {}}}
+    checkpoints = {
+        "a": {
+            "results": {"gsm8k_tulu": {"exact_match,olmes": 0.0}},
+            "top": ["gsm8k_tulu"],
+            "samples": {},
+            "docs": {},
+        }
+    }
     data = reports.build_report(
-        checkpoints, reports.load_reference("Tulu-3-8B-SFT", ["gsm8k_tulu", "drop_llama3"]), "t")
+        checkpoints, reports.load_reference("Tulu-3-8B-SFT", ["gsm8k_tulu", "drop_llama3"]), "t"
+    )
     assert list(data["reference"]["scores"]) == ["gsm8k_tulu"]
     assert len(render.reference_notes(data["reference"])) == 1
 
@@ -184,10 +232,18 @@ def test_plots_show_zeros_and_missing_scores_and_no_legend(monkeypatch):
     figures = []
     monkeypatch.setattr(plots, "figure_png", lambda fig: figures.append(fig) or b"")
     checkpoints = {
-        "zero": {"results": {"gsm8k_tulu": {"exact_match,olmes": 0.0}}, "top": ["gsm8k_tulu"],
-                 "samples": {}, "docs": {}},
-        "other": {"results": {"drop_llama3": {"f1,olmes": 0.5}}, "top": ["drop_llama3"],
-                  "samples": {}, "docs": {}},
+        "zero": {
+            "results": {"gsm8k_tulu": {"exact_match,olmes": 0.0}},
+            "top": ["gsm8k_tulu"],
+            "samples": {},
+            "docs": {},
+        },
+        "other": {
+            "results": {"drop_llama3": {"f1,olmes": 0.5}},
+            "top": ["drop_llama3"],
+            "samples": {},
+            "docs": {},
+        },
     }
     data = reports.build_report(checkpoints, reports.load_reference(None, ["gsm8k_tulu"]), "t")
     plots.plots(data)
@@ -200,11 +256,25 @@ def test_plots_show_zeros_and_missing_scores_and_no_legend(monkeypatch):
 def chromium(url: str, screenshot: Path, profile: Path) -> str:
     """Load `url` headless, save a screenshot; Chromium's log (console messages included)."""
     done = subprocess.run(
-        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--no-first-run", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-         "--window-size=1280,1600", f"--screenshot={screenshot}", url],
-        capture_output=True, text=True, check=True,
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1280,1600",
+            f"--screenshot={screenshot}",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stderr
 
@@ -233,7 +303,7 @@ def test_html_report_opens_in_chromium_without_console_errors(report, tmp_path):
     assert screenshot.read_bytes().startswith(b"\x89PNG")
     assert matplotlib.image.imread(screenshot).shape[:2] == (1600, 1280)
     text = page.read_text()
-    assert "src=\"http" not in text and "<link" not in text  # self-contained
+    assert 'src="http' not in text and "<link" not in text  # self-contained
     assert text.count("data:image/png;base64,") == 2  # scores and Δ vs baseline (no BBH)
 
 
@@ -263,8 +333,16 @@ def synthetic_board(root: Path, count: int) -> list[str]:
                 scores = (rng.random(docs) < skill).astype(float)
                 if name == "ckpt-2" and task == "gsm8k_tulu":
                     scores[:] = 0
-                samples[leaf] = [{"doc_id": i, "doc_hash": f"{leaf}{i}", "filter": filt, "doc": {},
-                                  metric: float(s)} for i, s in enumerate(scores)]
+                samples[leaf] = [
+                    {
+                        "doc_id": i,
+                        "doc_hash": f"{leaf}{i}",
+                        "filter": filt,
+                        "doc": {},
+                        metric: float(s),
+                    }
+                    for i, s in enumerate(scores)
+                ]
                 n[leaf] = {"original": 30, "effective": docs}
             value = float(np.mean([r[metric] for leaf in leaves for r in samples[leaf]]))
             results[task] = {f"{metric},{filt}": 100 * value if percent else value}
@@ -289,8 +367,12 @@ def test_a_ten_by_twelve_report_with_a_baseline_renders(tmp_path):
     sources = synthetic_board(tmp_path / "runs", 10)
     checkpoints = reports.collect(sources)
     tasks = checkpoints["baseline"]["top"]
-    data = reports.build_report(checkpoints, reports.load_reference("Tulu-3-8B-SFT", tasks),
-                                "10 checkpoints x 12 benchmarks (synthetic)", baseline="baseline")
+    data = reports.build_report(
+        checkpoints,
+        reports.load_reference("Tulu-3-8B-SFT", tasks),
+        "10 checkpoints x 12 benchmarks (synthetic)",
+        baseline="baseline",
+    )
     assert len(data["columns"]) == 12 and len(data["rows"]) == 10
     files = render.write_report(data, tmp_path / "report")
     gsm8k = data["baseline"]["rows"]["ckpt-2"]["gsm8k_tulu"]

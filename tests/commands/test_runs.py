@@ -14,13 +14,7 @@ from evalpack.commands import catalog, rundirs
 from evalpack.commands import checkpoints as models_file
 from evalpack.commands import leaderboard as board_run
 from evalpack.commands import rescore as rescoring
-from tests.commands.conftest import (
-    LIMIT,
-    TASKS,
-    board_command,
-    evalpack_process,
-    requests_by_task,
-)
+from tests.commands.conftest import LIMIT, TASKS, board_command, evalpack_process, requests_by_task
 from tests.conftest import read_jsonl, requires_shared, sigint_as_at_a_terminal
 
 
@@ -28,7 +22,9 @@ def test_builtin_suites_set_chat_and_unsafe_code():
     suites = catalog.load_suites()
     entries = catalog.suite_tasks(suites, "tulu_3_dev_core")
     assert [e["task"] for e in entries] == [
-        "minerva_math_tulu", "bbh_cot_v1_tulu", "codex_humaneval_tulu"
+        "minerva_math_tulu",
+        "bbh_cot_v1_tulu",
+        "codex_humaneval_tulu",
     ]
     flags = catalog.task_flags(entries[2])
     assert flags[:2] == ["--tasks", "codex_humaneval_tulu"]
@@ -41,7 +37,11 @@ def test_user_suite_cannot_forget_the_chat_template(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="evalpack.commands.leaderboard"):
         (entry,) = catalog.suite_tasks(catalog.load_suites(str(user)), "mine")
     assert entry["chat"] is True
-    assert catalog.task_flags(entry)[2:] == ["--apply_chat_template", "--fewshot_as_multiturn", "true"]
+    assert catalog.task_flags(entry)[2:] == [
+        "--apply_chat_template",
+        "--fewshot_as_multiturn",
+        "true",
+    ]
     assert "needs a chat template" in caplog.text
 
 
@@ -63,39 +63,74 @@ def test_checkpoint_names_are_checked(tmp_path):
     models.write_text("checkpoints:\n  - {name: ../x, model: replay}\n")
     with pytest.raises(ValueError, match="must match"):
         models_file.load_checkpoints(str(models))
-    models.write_text("checkpoints:\n  - {name: a, model: hf, model_args: pretrained=x}\n"
-                      "  - {model: hf, model_args: pretrained=x}\n")
+    models.write_text(
+        "checkpoints:\n  - {name: a, model: hf, model_args: pretrained=x}\n"
+        "  - {model: hf, model_args: pretrained=x}\n"
+    )
     with pytest.raises(ValueError, match="models.yaml, checkpoint 2: needs `name`"):
         models_file.load_checkpoints(str(models))
-    command = evalpack_process("leaderboard", "run", "--models", str(models), "--suite", "reasoning_math",
-                       "--output", str(tmp_path / "board"), stderr=subprocess.PIPE, text=True)
+    command = evalpack_process(
+        "leaderboard",
+        "run",
+        "--models",
+        str(models),
+        "--suite",
+        "reasoning_math",
+        "--output",
+        str(tmp_path / "board"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _, stderr = command.communicate()
     assert command.returncode == 2
     assert stderr.strip().splitlines()[-1] == (
-        f"evalpack leaderboard: error: {models}, checkpoint 2: needs `name`")
+        f"evalpack leaderboard: error: {models}, checkpoint 2: needs `name`"
+    )
     assert "Traceback" not in stderr
 
 
 def test_every_models_file_problem_is_one_line_naming_its_checkpoint(tmp_path):
     models = tmp_path / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {"name": "typo", "model": "repaly", "model_args": {"from_doc": "solution"}},
-        {"name": "key", "model": "replay", "model_arg": {"from_doc": "solution"}},
-        {"name": "args", "model": "resumable"},
-        {"name": "fine", "model": "replay", "model_args": "from_doc=solution"},
-    ]}))
-    command = evalpack_process("leaderboard", "run", "--models", str(models), "--suite", "reasoning_math",
-                       "--output", str(tmp_path / "board"), stderr=subprocess.PIPE, text=True)
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {"name": "typo", "model": "repaly", "model_args": {"from_doc": "solution"}},
+                    {"name": "key", "model": "replay", "model_arg": {"from_doc": "solution"}},
+                    {"name": "args", "model": "resumable"},
+                    {"name": "fine", "model": "replay", "model_args": "from_doc=solution"},
+                ]
+            }
+        )
+    )
+    command = evalpack_process(
+        "leaderboard",
+        "run",
+        "--models",
+        str(models),
+        "--suite",
+        "reasoning_math",
+        "--output",
+        str(tmp_path / "board"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _, stderr = command.communicate()
     assert command.returncode == 2 and "Traceback" not in stderr
     lines = [line for line in stderr.splitlines() if "evalpack leaderboard: error:" in line]
     assert lines == [
-        (f"evalpack leaderboard: error: {models}, checkpoint 1 ('typo'): unknown model 'repaly' "
-        "(did you mean 'replay'?)"),
-        (f"evalpack leaderboard: error: {models}, checkpoint 2 ('key'): unknown key 'model_arg' "
-        "(did you mean 'model_args'?); known: name, model, model_args, resources, gen_kwargs"),
-        (f"evalpack leaderboard: error: {models}, checkpoint 3 ('args'): model 'resumable' needs "
-        "model_args model, log"),
+        (
+            f"evalpack leaderboard: error: {models}, checkpoint 1 ('typo'): unknown model 'repaly' "
+            "(did you mean 'replay'?)"
+        ),
+        (
+            f"evalpack leaderboard: error: {models}, checkpoint 2 ('key'): unknown key 'model_arg' "
+            "(did you mean 'model_args'?); known: name, model, model_args, resources, gen_kwargs"
+        ),
+        (
+            f"evalpack leaderboard: error: {models}, checkpoint 3 ('args'): model 'resumable' needs "
+            "model_args model, log"
+        ),
     ]
     assert not (tmp_path / "board").exists()  # nothing started
 
@@ -140,8 +175,9 @@ def test_killed_leaderboard_resumes_without_regenerating(leaderboard):
 def test_a_broken_checkpoint_does_not_stop_the_others(leaderboard):
     board_dir = leaderboard["root"] / "board"
     assert leaderboard["resume_rc"] == 1
-    assert "2 failed (broken/minerva_math_tulu_algebra, broken/minerva_math_tulu_geometry)" in (
-        leaderboard["resume_log"]
+    assert (
+        "2 failed (broken/minerva_math_tulu_algebra, broken/minerva_math_tulu_geometry)"
+        in (leaderboard["resume_log"])
     )
     assert "nonexistent.jsonl" in (board_dir / "broken" / TASKS[0] / rundirs.PAIR_LOG).read_text()
     # each failure says why in its line, and is not retried: a missing file stays missing
@@ -151,7 +187,9 @@ def test_a_broken_checkpoint_does_not_stop_the_others(leaderboard):
     assert all("not retried" in line for line in failures)
     # the model was loaded once for both tasks of a checkpoint
     assert len(rundirs.read_workers(board_dir / "solutions")) == 1
-    assert json.loads((board_dir / "qwen" / rundirs.CHECKPOINT_FILE).read_text())["model"] == "replay"
+    assert (
+        json.loads((board_dir / "qwen" / rundirs.CHECKPOINT_FILE).read_text())["model"] == "replay"
+    )
 
 
 def metric_values(results_file: Path) -> dict:
@@ -193,8 +231,10 @@ def test_a_results_file_without_the_marker_is_unfinished(tmp_path):
 
 def test_a_checkpoint_directory_of_another_model_is_refused(tmp_path, caplog):
     entries = [{"task": "t", "chat": False}]
-    first = [{"name": "a", "model": "hf", "model_args": "pretrained=step1000"},
-             {"name": "b", "model": "replay"}]
+    first = [
+        {"name": "a", "model": "hf", "model_args": "pretrained=step1000"},
+        {"name": "b", "model": "replay"},
+    ]
     for ckpt in first:
         board_run.claim_checkpoint_dir(ckpt, tmp_path / ckpt["name"])
         (tmp_path / ckpt["name"] / "t").mkdir()
@@ -228,7 +268,8 @@ def test_rescoring_a_subset_of_tasks(leaderboard, mirror, tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="evalpack.rescore"):
         assert rescoring.rescore(source, tmp_path, ["minerva_math_tulu_geometry"]) == []
     assert [p.parent.parent.name for p in rundirs.results_files(tmp_path)] == [
-        "minerva_math_tulu_geometry"]
+        "minerva_math_tulu_geometry"
+    ]
     assert "rescored minerva_math_tulu_geometry in " in caplog.text
     with pytest.raises(ValueError, match="no run under .* names gsm8k_tulu"):
         rescoring.rescore(source, tmp_path, ["gsm8k_tulu"])
@@ -244,15 +285,42 @@ def test_rescoring_needs_sample_logs(tmp_path):
 def test_an_interrupted_sampled_pair_regenerates_nothing(tmp_path):
     # lm-eval's --use_cache never reuses sampled completions; the pair's completion log does
     models = tmp_path / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [{
-        "name": "s", "model": "replay",
-        "model_args": {"from_doc": "{solution}", "request_log": str(tmp_path / "asked.log")},
-    }]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {
+                        "name": "s",
+                        "model": "replay",
+                        "model_args": {
+                            "from_doc": "{solution}",
+                            "request_log": str(tmp_path / "asked.log"),
+                        },
+                    }
+                ]
+            }
+        )
+    )
     suites = tmp_path / "suites.yaml"
-    suites.write_text(json.dumps({"sampled": {"tasks": [
-        {"task": "math500", "args": ["--metadata", '{"repeats": 3}']}]}}))
-    command = ["leaderboard", "run", "--models", str(models), "--suites", str(suites),
-               "--suite", "sampled", "--output", str(tmp_path / "board"), "--limit", "2"]
+    suites.write_text(
+        json.dumps(
+            {"sampled": {"tasks": [{"task": "math500", "args": ["--metadata", '{"repeats": 3}']}]}}
+        )
+    )
+    command = [
+        "leaderboard",
+        "run",
+        "--models",
+        str(models),
+        "--suites",
+        str(suites),
+        "--suite",
+        "sampled",
+        "--output",
+        str(tmp_path / "board"),
+        "--limit",
+        "2",
+    ]
     pair = tmp_path / "board" / "s" / "math500"
     assert evalpack_process(*command, stderr=subprocess.DEVNULL).wait() == 0
     (first,) = rundirs.results_files(pair)
@@ -273,16 +341,34 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
     fifo = tmp_path / "answers.jsonl"
     os.mkfifo(fifo)
     models = tmp_path / "models.yaml"
-    models.write_text(json.dumps({"checkpoints": [
-        {"name": "slow", "model": "replay", "model_args": {"completions": str(fifo)}}]}))
+    models.write_text(
+        json.dumps(
+            {
+                "checkpoints": [
+                    {"name": "slow", "model": "replay", "model_args": {"completions": str(fifo)}}
+                ]
+            }
+        )
+    )
     suites = tmp_path / "suites.yaml"
     suites.write_text(json.dumps({"one": {"tasks": [{"task": TASKS[0], "chat": True}]}}))
     err = tmp_path / "stderr.txt"
     sigint_as_at_a_terminal()
     with open(err, "w") as out:
-        run = evalpack_process("leaderboard", "run", "--models", str(models), "--suites", str(suites),
-                       "--suite", "one", "--output", str(tmp_path / "board"),
-                       stderr=out, start_new_session=True)
+        run = evalpack_process(
+            "leaderboard",
+            "run",
+            "--models",
+            str(models),
+            "--suites",
+            str(suites),
+            "--suite",
+            "one",
+            "--output",
+            str(tmp_path / "board"),
+            stderr=out,
+            start_new_session=True,
+        )
     try:
         while True:
             try:
@@ -302,9 +388,13 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
     assert time.monotonic() - start < 10
-    after = err.read_text().splitlines()[len(before):]
-    assert after == [(f"evalpack leaderboard: interrupted during slow x {TASKS[0]}; finished "
-                     "pairs are kept, rerun the same command to resume")]
+    after = err.read_text().splitlines()[len(before) :]
+    assert after == [
+        (
+            f"evalpack leaderboard: interrupted during slow x {TASKS[0]}; finished "
+            "pairs are kept, rerun the same command to resume"
+        )
+    ]
     assert "Traceback" not in err.read_text() and "KeyboardInterrupt" not in err.read_text()
 
 
@@ -313,7 +403,8 @@ def test_a_failed_rescore_says_why(tmp_path, caplog):
     run.mkdir(parents=True)
     (run / "results_x.json").write_text(json.dumps({"configs": {"no_such_task": {}}}))
     (run / "samples_no_such_task_x.jsonl").write_text(
-        json.dumps({"doc_id": 0, "resps": [["x"]]}) + "\n")
+        json.dumps({"doc_id": 0, "resps": [["x"]]}) + "\n"
+    )
     with caplog.at_level(logging.ERROR, logger="evalpack.rescore"):
         assert rescoring.rescore(tmp_path / "run", tmp_path / "out") == [run / "results_x.json"]
     (line,) = [r.getMessage() for r in caplog.records if "FAILED" in r.getMessage()]
@@ -322,10 +413,13 @@ def test_a_failed_rescore_says_why(tmp_path, caplog):
 
 def test_the_reason_line_is_the_error_not_the_traceback(tmp_path):
     log = tmp_path / "lm_eval.log"
-    log.write_text("$ evalpack --model x\nINFO lm_eval: Building contexts\nTraceback (most recent "
-                   "call last):\n  File \"x.py\", line 1\nValueError: replay needs exactly one of "
-                   "completions=<file.jsonl> or from_doc=\nINFO done\n")
+    log.write_text(
+        "$ evalpack --model x\nINFO lm_eval: Building contexts\nTraceback (most recent "
+        'call last):\n  File "x.py", line 1\nValueError: replay needs exactly one of '
+        "completions=<file.jsonl> or from_doc=\nINFO done\n"
+    )
     assert rundirs.reason_line(log) == (
-        "ValueError: replay needs exactly one of completions=<file.jsonl> or from_doc=")
+        "ValueError: replay needs exactly one of completions=<file.jsonl> or from_doc="
+    )
     log.write_text("$ evalpack --model x\nall fine until killed\n")
     assert rundirs.reason_line(log) == "all fine until killed"

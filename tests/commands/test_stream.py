@@ -19,6 +19,7 @@ LIMIT, CONCURRENT = 4, 3
 def test_a_freed_slot_goes_to_the_earliest_task():
     slots, order, ready = Slots(1), [], []
     with slots.held(priority=9):
+
         def wait(priority: int) -> None:
             ready.append(priority)
             with slots.held(priority):
@@ -42,11 +43,17 @@ def test_a_stopped_waiter_gives_up_its_turn():
 
 
 def run_worker(stub: Stub, board: Path, entries: list[dict]) -> None:
-    checkpoint = {"name": "served", "model": "answer-server", "model_args": {
-        "base_url": stub.url("/answer"), "num_concurrent": CONCURRENT, "seed": 1,
-        "max_retries": 0}}
-    spec = executors.unit_spec(executors.Unit(checkpoint, entries), board,
-                               ["--limit", str(LIMIT)])
+    checkpoint = {
+        "name": "served",
+        "model": "answer-server",
+        "model_args": {
+            "base_url": stub.url("/answer"),
+            "num_concurrent": CONCURRENT,
+            "seed": 1,
+            "max_retries": 0,
+        },
+    }
+    spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, ["--limit", str(LIMIT)])
     assert spec["model"] == "answer-server"
     executors.start_worker(spec, "local").wait(timeout=600)
 
@@ -57,8 +64,14 @@ def spans(stub: Stub) -> dict[str, tuple[float, float, float]]:
     for record in stub.records:
         task = record["payload"]["sample_id"].split("/")[0]
         found.setdefault(task, []).append(record)
-    return {task: (min(r["start"] for r in rows), max(r["start"] for r in rows),
-                   max(r["end"] for r in rows)) for task, rows in found.items()}
+    return {
+        task: (
+            min(r["start"] for r in rows),
+            max(r["start"] for r in rows),
+            max(r["end"] for r in rows),
+        )
+        for task, rows in found.items()
+    }
 
 
 @requires_shared

@@ -32,7 +32,9 @@ def test_bad_row_names_file_and_line(tmp_path, monkeypatch):
 def test_mirror_rows_and_keys(monkeypatch):
     monkeypatch.setenv(data.DATA_DIR_ENV, str(DATA_DIR))
     split = data.load("EleutherAI/hendrycks_math", "algebra")["test"]
-    first = json.loads((DATA_DIR / "EleutherAI__hendrycks_math/algebra/test.jsonl").open().readline())
+    first = json.loads(
+        (DATA_DIR / "EleutherAI__hendrycks_math/algebra/test.jsonl").open().readline()
+    )
     assert len(split) == 1187
     assert split[0] == {**first, "doc_key": "EleutherAI__hendrycks_math/algebra/test#0"}
     assert split[1186]["doc_key"] == "EleutherAI__hendrycks_math/algebra/test#1186"
@@ -52,8 +54,11 @@ def test_the_revision_reaches_the_hub(monkeypatch):
     asked = []
     monkeypatch.delenv(data.DATA_DIR_ENV, raising=False)
     monkeypatch.setattr(data, "hub_reachable", lambda: True)
-    monkeypatch.setattr(data.datasets, "load_dataset",
-                        lambda *args, **kwargs: asked.append((args, kwargs)) or [{"x": 1}])
+    monkeypatch.setattr(
+        data.datasets,
+        "load_dataset",
+        lambda *args, **kwargs: asked.append((args, kwargs)) or [{"x": 1}],
+    )
     loaded = data.load("owner/name", "config", splits=("test",), revision="0123abc", repeats=2)
     assert asked == [(("owner/name", "config"), {"split": "test", "revision": "0123abc"})]
     assert loaded["test"][0] == {"x": 1, "doc_key": "owner__name/config/test#0"}

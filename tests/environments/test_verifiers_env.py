@@ -21,14 +21,21 @@ import requests
 
 from tests.conftest import OUTPUTS, read_jsonl, replay_eval, requires_shared
 
-pytest.importorskip("verifiers.v1", reason="verifiers not installed: pip install "
-                    "'evalpack[verifiers]' (make test installs it)")
-missing = [n for n in ("torch", "transformers", "fastapi", "uvicorn")
-           if importlib.util.find_spec(n) is None]
+pytest.importorskip(
+    "verifiers.v1",
+    reason="verifiers not installed: pip install 'evalpack[verifiers]' (make test installs it)",
+)
+missing = [
+    n
+    for n in ("torch", "transformers", "fastapi", "uvicorn")
+    if importlib.util.find_spec(n) is None
+]
 pytestmark = requires_shared
 needs_server = pytest.mark.skipif(
-    bool(missing), reason=f"{', '.join(missing)} not installed: the real server needs "
-    "`pip install torch==2.13.0 'evalpack[serve-test]'`")
+    bool(missing),
+    reason=f"{', '.join(missing)} not installed: the real server needs "
+    "`pip install torch==2.13.0 'evalpack[serve-test]'`",
+)
 
 if not missing:
     from test_real_server import evaluate, server  # noqa: F401  (the module's server fixture)
@@ -39,9 +46,15 @@ MAX_TOKENS = 12  # both paths are capped here, so the tiny CPU model answers qui
 CASES = {
     "minerva_math_tulu": (["minerva_math_tulu_algebra", "minerva_math_tulu_geometry"], 1, {}),
     "gsm8k_tulu": (None, 2, {}),
-    "bbh_cot_v1_tulu": (["bbh_cot_v1_tulu_boolean_expressions",
-                         "bbh_cot_v1_tulu_date_understanding",
-                         "bbh_cot_v1_tulu_web_of_lies"], 1, {}),
+    "bbh_cot_v1_tulu": (
+        [
+            "bbh_cot_v1_tulu_boolean_expressions",
+            "bbh_cot_v1_tulu_date_understanding",
+            "bbh_cot_v1_tulu_web_of_lies",
+        ],
+        1,
+        {},
+    ),
     "codex_humaneval_tulu": (None, 2, {"repeats": 2}),
     "ifeval_tulu": (None, 2, {}),
 }
@@ -57,8 +70,12 @@ class Recorder(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.bodies.append(json.loads(body))
-        answer = requests.post(self.upstream + self.path, data=body, timeout=120,
-                               headers={"Content-Type": "application/json"})
+        answer = requests.post(
+            self.upstream + self.path,
+            data=body,
+            timeout=120,
+            headers={"Content-Type": "application/json"},
+        )
         self.send_response(answer.status_code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(answer.content)))
@@ -83,8 +100,11 @@ def proxy(server):
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield {"root": f"http://127.0.0.1:{httpd.server_port}", "bodies": handler.bodies,
-               "model": server["model"]}
+        yield {
+            "root": f"http://127.0.0.1:{httpd.server_port}",
+            "bodies": handler.bodies,
+            "model": server["model"],
+        }
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -102,14 +122,19 @@ def run_rollouts(env, proxy, n=None):
     import verifiers.v1 as vf
     from verifiers.v1.clients import ModelContext
 
-    ctx = ModelContext(client=vf.EvalClientConfig(base_url=f"{proxy['root']}/v1",
-                                                  api_key_var="EVALPACK_TEST_NO_KEY"),
-                       model=proxy["model"], sampling=vf.SamplingConfig(max_tokens=MAX_TOKENS))
+    ctx = ModelContext(
+        client=vf.EvalClientConfig(
+            base_url=f"{proxy['root']}/v1", api_key_var="EVALPACK_TEST_NO_KEY"
+        ),
+        model=proxy["model"],
+        sampling=vf.SamplingConfig(max_tokens=MAX_TOKENS),
+    )
 
     async def rollouts():
         async with env.serving():
-            slots = [slot for task in env.taskset
-                     for slot in env.slots(task, n or task.data.repeats)]
+            slots = [
+                slot for task in env.taskset for slot in env.slots(task, n or task.data.repeats)
+            ]
             return await asyncio.gather(*(env.run_slot(slot, ctx) for slot in slots))
 
     return asyncio.run(rollouts())
@@ -118,14 +143,16 @@ def run_rollouts(env, proxy, n=None):
 def sent(bodies):
     """What the comparisons look at: each body's messages (as JSON text) and sampling."""
     keys = ("temperature", "top_p", "stop", "continue_final_message", "add_generation_prompt")
-    return sorted(json.dumps([b["messages"], {k: b.get(k) for k in keys}], ensure_ascii=False)
-                  for b in bodies)
+    return sorted(
+        json.dumps([b["messages"], {k: b.get(k) for k in keys}], ensure_ascii=False) for b in bodies
+    )
 
 
 @needs_server
 @pytest.mark.parametrize("name", list(CASES))
-def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(name, proxy,
-                                                                         env_mirror, tmp_path):
+def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(
+    name, proxy, env_mirror, tmp_path
+):
     from verifiers.v1.utils.trace_store import write_episode
 
     from evalpack.environments import scoring
@@ -136,12 +163,18 @@ def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(name,
     subtasks, limit, metadata = CASES[name]
     names = subtasks or [name]
     proxy["bodies"].clear()
-    args = {"base_url": f"{proxy['root']}/v1/chat/completions", "model": proxy["model"],
-            "max_model_len": MAX_TOKENS, "seed": 1, "retry_delay": 0.05}
+    args = {
+        "base_url": f"{proxy['root']}/v1/chat/completions",
+        "model": proxy["model"],
+        "max_model_len": MAX_TOKENS,
+        "seed": 1,
+        "retry_delay": 0.05,
+    }
     if name in PREFIXED:  # transformers serve cannot continue a prefix: lm-eval's path stops
         with pytest.raises(ServedRequestError, match="refused continue_final_message"):
-            evaluate("evalpack-chat", args, names, metadata, limit=limit,
-                     confirm_run_unsafe_code=True)
+            evaluate(
+                "evalpack-chat", args, names, metadata, limit=limit, confirm_run_unsafe_code=True
+            )
     else:
         evaluate("evalpack-chat", args, names, metadata, limit=limit)
     lm_eval_sent = sent(proxy["bodies"])
@@ -163,24 +196,43 @@ def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(name,
         for episode in episodes:
             write_episode(run, episode)
         summary = summarize_run(run)
-        assert summary == {task: {"errored": float(sum(t.task.data.task == task for t in traces))}
-                           for task in names}
+        assert summary == {
+            task: {"errored": float(sum(t.task.data.task == task for t in traces))}
+            for task in names
+        }
         return
     assert all(episode.ok for episode in episodes)
 
     # the rollouts' completions replayed through lm-eval: its per-sample primary metric
     completions = tmp_path / "completions.jsonl"
-    completions.write_text("".join(json.dumps({"task": t.task.data.task,
-                                               "doc_id": t.task.data.doc_id,
-                                               "completion": completion(t)}) + "\n"
-                                   for t in traces))
-    logged = replay_eval(names, {"completions": str(completions)}, limit=limit,
-                         log_samples=True, metadata=metadata or None)["samples"]
+    completions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "task": t.task.data.task,
+                    "doc_id": t.task.data.doc_id,
+                    "completion": completion(t),
+                }
+            )
+            + "\n"
+            for t in traces
+        )
+    )
+    logged = replay_eval(
+        names,
+        {"completions": str(completions)},
+        limit=limit,
+        log_samples=True,
+        metadata=metadata or None,
+    )["samples"]
     for trace in traces:
         data = trace.task.data
         chosen = scoring.primary(_row(data), metadata or None)
-        sample = next(s for s in logged[data.task]
-                      if s["doc_id"] == data.doc_id and s["filter"] == chosen.filter)
+        sample = next(
+            s
+            for s in logged[data.task]
+            if s["doc_id"] == data.doc_id and s["filter"] == chosen.filter
+        )
         expected = float(sample[chosen.metric])
         assert trace.rewards["primary_metric"].score == expected == trace.reward
         assert _value(trace.metrics[f"{chosen.metric},{chosen.filter}"]) == expected
@@ -216,9 +268,11 @@ def reference_samples(name, env_mirror):
     for row in read_jsonl(OUTPUTS / f"{outputs}.jsonl"):
         by_key.setdefault(row["key"], []).append(row["completion"])
     metadata = {"repeats": samples}
-    rows = [row for row in build_rows(name, metadata, subtasks=[subtask])
-            if len(by_key.get(row.doc_key, ())) >= samples
-            and (samples == 1 or row.doc_key in MIXED)][:docs]
+    rows = [
+        row
+        for row in build_rows(name, metadata, subtasks=[subtask])
+        if len(by_key.get(row.doc_key, ())) >= samples and (samples == 1 or row.doc_key in MIXED)
+    ][:docs]
     assert len(rows) == docs
     return rows, {row.doc_key: by_key[row.doc_key][:samples] for row in rows}, metadata
 
@@ -238,12 +292,18 @@ def test_rewards_equal_the_per_sample_metrics_lm_eval_logs(name, env_mirror, tmp
     assert 0 < sum(rewards) < len(rewards)  # real outputs: some right, some wrong
 
     completions = tmp_path / "completions.jsonl"
-    completions.write_text("".join(json.dumps({"key": row.doc_key, "completion": text}) + "\n"
-                                   for row, text in pairs))
+    completions.write_text(
+        "".join(json.dumps({"key": row.doc_key, "completion": text}) + "\n" for row, text in pairs)
+    )
     task = rows[0].task
-    logged = replay_eval([task], {"completions": str(completions)}, log_samples=True,
-                         samples={task: [row.doc_id for row in rows]},
-                         confirm_run_unsafe_code=True, metadata=metadata)["samples"][task]
+    logged = replay_eval(
+        [task],
+        {"completions": str(completions)},
+        log_samples=True,
+        samples={task: [row.doc_id for row in rows]},
+        confirm_run_unsafe_code=True,
+        metadata=metadata,
+    )["samples"][task]
     chosen = scoring.primary(rows[0], metadata)
     logged = {s["doc_id"]: s for s in logged if s["filter"] == chosen.filter}
     samples = REFERENCE[name][3]
@@ -251,19 +311,25 @@ def test_rewards_equal_the_per_sample_metrics_lm_eval_logs(name, env_mirror, tmp
         for (row, _), reward in zip(pairs, rewards):
             assert reward == float(logged[row.doc_id][chosen.metric])
         return
-    rollouts = [scoring.Rollout(row.task, row.doc_key, reward, {})
-                for (row, _), reward in zip(pairs, rewards)]
+    rollouts = [
+        scoring.Rollout(row.task, row.doc_key, reward, {})
+        for (row, _), reward in zip(pairs, rewards)
+    ]
     summary = scoring.summarize(rollouts, [scoring.declared_k(rows[0], metadata)])[task]
-    verdicts = {row.doc_id: [v["olmes"]["passed"] for v in logged[row.doc_id]["filtered_resps"][0]]
-                for row in rows}
-    for row, (first, last) in zip(rows, zip(range(0, len(pairs), samples),
-                                            range(samples, len(pairs) + 1, samples))):
+    verdicts = {
+        row.doc_id: [v["olmes"]["passed"] for v in logged[row.doc_id]["filtered_resps"][0]]
+        for row in rows
+    }
+    for row, (first, last) in zip(
+        rows, zip(range(0, len(pairs), samples), range(samples, len(pairs) + 1, samples))
+    ):
         assert [r > 0 for r in rewards[first:last]] == verdicts[row.doc_id]
     for k in (1, 2, 4, 8):
         expected = sum(pass_at_k(samples, sum(v), k) for v in verdicts.values()) / len(rows)
         assert summary[f"pass@{k}"] == pytest.approx(expected, abs=1e-12)
     assert summary["pass@1"] == pytest.approx(
-        sum(float(s["pass_at_1"]) for s in logged.values()) / len(rows), abs=1e-12)
+        sum(float(s["pass_at_1"]) for s in logged.values()) / len(rows), abs=1e-12
+    )
     assert "pass@10" not in summary  # 8 rollouts per doc: pass@10 is undefined, not 1.0
 
 
@@ -280,18 +346,36 @@ def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_m
 
     subtasks = ["bbh_cot_v1_tulu_navigate", "bbh_cot_v1_tulu_web_of_lies"]
     proxy["bodies"].clear()
-    command = [str(Path(sys.executable).parent / "vf-eval"), "evalpack",
-               "--env.taskset.tasks", "bbh_cot_v1_tulu",
-               "--env.taskset.subtasks", json.dumps(subtasks), "--env.taskset.limit", "1",
-               "-m", proxy["model"], "--client.base-url", f"{proxy['root']}/v1",
-               "--client.api-key-var", "EVALPACK_TEST_NO_KEY", "-r", "2",
-               "--sampling.max-tokens", str(MAX_TOKENS), "--no-push", "--no-rich",
-               "-o", str(tmp_path / "out")]
+    command = [
+        str(Path(sys.executable).parent / "vf-eval"),
+        "evalpack",
+        "--env.taskset.tasks",
+        "bbh_cot_v1_tulu",
+        "--env.taskset.subtasks",
+        json.dumps(subtasks),
+        "--env.taskset.limit",
+        "1",
+        "-m",
+        proxy["model"],
+        "--client.base-url",
+        f"{proxy['root']}/v1",
+        "--client.api-key-var",
+        "EVALPACK_TEST_NO_KEY",
+        "-r",
+        "2",
+        "--sampling.max-tokens",
+        str(MAX_TOKENS),
+        "--no-push",
+        "--no-rich",
+        "-o",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = build_rows("bbh_cot_v1_tulu", limit=1, subtasks=subtasks)
     assert sorted(json.dumps(b["messages"]) for b in proxy["bodies"]) == sorted(
-        json.dumps(row.messages) for row in rows for _ in range(2))
+        json.dumps(row.messages) for row in rows for _ in range(2)
+    )
     (run,) = (tmp_path / "out").iterdir()
     summary = summarize_run(run)
     assert sorted(summary) == subtasks
@@ -300,13 +384,17 @@ def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_m
         assert {"reward", "pass@1", "pass@2", "exact_match,cot"} <= set(result)
 
 
-@pytest.mark.parametrize("name, reason", [
-    ("truthfulqa_tulu", "token log-probabilities"),
-    ("math500_minerva_base", "base-model task"),
-    ("alpaca_eval_v2_tulu", "not a mean of per-sample scores"),
-])
-def test_tasks_without_a_chat_reward_are_left_out_with_one_line(name, reason, env_mirror,
-                                                                monkeypatch):
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("truthfulqa_tulu", "token log-probabilities"),
+        ("math500_minerva_base", "base-model task"),
+        ("alpaca_eval_v2_tulu", "not a mean of per-sample scores"),
+    ],
+)
+def test_tasks_without_a_chat_reward_are_left_out_with_one_line(
+    name, reason, env_mirror, monkeypatch
+):
     from conftest import REPO
 
     from evalpack.environments.rows import NotAChatTask
@@ -325,14 +413,14 @@ def test_the_request_carries_the_task_settings_and_continues_its_prefix(env_mirr
     refused in one line for a server that cannot continue one."""
     from evalpack.environments.taskset import chat_request, load_environment
 
-    (humaneval,) = [task.data for task in load_environment("codex_humaneval_tulu",
-                                                           limit=1).taskset]
+    (humaneval,) = [task.data for task in load_environment("codex_humaneval_tulu", limit=1).taskset]
     body = chat_request(humaneval, "m", "vllm")
-    assert body["messages"][-1] == {"role": "assistant",
-                                    "content": "Here is the completed function:\n\n```python\n"}
+    assert body["messages"][-1] == {
+        "role": "assistant",
+        "content": "Here is the completed function:\n\n```python\n",
+    }
     assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.8, 0.95, 2048)
-    assert body["stop"] == ["\nclass", "\nif", "\nprint", "\n#", "\n```", "\n```\n\n",
-                            "<|eot_id|>"]
+    assert body["stop"] == ["\nclass", "\nif", "\nprint", "\n#", "\n```", "\n```\n\n", "<|eot_id|>"]
     assert (body["continue_final_message"], body["add_generation_prompt"]) == (True, False)
     assert humaneval.repeats == 20 and humaneval.ks == [10]
     assert chat_request(humaneval, "m", "sglang")["continue_final_message"] is True

@@ -58,10 +58,18 @@ class EchoStub(Stub):
             tokens = [chr(code) for code in prompt]
         tokens = tokens + ["<gen>"]
         logprobs = [toy_logprob(t) for t in tokens]
-        tops = [{t: lp, **({"<alt>": lp + 1.0} if not toy_greedy(t) else {})}
-                for t, lp in zip(tokens, logprobs)]
+        tops = [
+            {t: lp, **({"<alt>": lp + 1.0} if not toy_greedy(t) else {})}
+            for t, lp in zip(tokens, logprobs)
+        ]
         shown = [t.replace(" ", "Ġ") for t in tokens] if self.byte_level else tokens
-        return {"index": index, "text": "".join(tokens),
-                "logprobs": {"tokens": shown, "token_logprobs": [None] + logprobs[1:],
-                             "top_logprobs": [None] + tops[1:],
-                             "text_offset": offsets(tokens)}}
+        return {
+            "index": index,
+            "text": "".join(tokens),
+            "logprobs": {
+                "tokens": shown,
+                "token_logprobs": [None] + logprobs[1:],
+                "top_logprobs": [None] + tops[1:],
+                "text_offset": offsets(tokens),
+            },
+        }

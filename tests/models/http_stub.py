@@ -66,9 +66,11 @@ class Stub(LocalServer):
         self.refuse: set[str] = set()  # fields answered with 422, as transformers serve does
         self.models: dict | None = None  # what GET /v1/models answers (404 when None)
         self.context: int | None = None  # refuse prompt (30 tokens) + max_tokens beyond it
-        self.context_message = ("This model's maximum context length is {context} tokens. "
-                                "However, you requested {total} tokens ({prompt} in the "
-                                "messages, {asked} in the completion).")
+        self.context_message = (
+            "This model's maximum context length is {context} tokens. "
+            "However, you requested {total} tokens ({prompt} in the "
+            "messages, {asked} in the completion)."
+        )
         self.records: list[dict] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -132,8 +134,9 @@ def _handler_for(stub: Stub):
                 time.sleep(stub.slow_seconds)
             asked = payload.get("max_tokens", 0)
             if stub.context and asked + 30 > stub.context:
-                message = stub.context_message.format(context=stub.context, total=asked + 30,
-                                                      prompt=30, asked=asked)
+                message = stub.context_message.format(
+                    context=stub.context, total=asked + 30, prompt=30, asked=asked
+                )
                 self._send(400, json.dumps({"message": message}).encode())
                 return
             unexpected = stub.refuse & payload.keys()

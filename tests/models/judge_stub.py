@@ -35,8 +35,11 @@ def prompt_outputs(payload: dict) -> dict[str, str]:
 
 def top_logprobs(p_m: float) -> list[dict]:
     """Top tokens with p("m") = p_m and p("M") = 1 - p_m, plus a distractor."""
-    top = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
-           for t, p in (("m", p_m), ("M", 1 - p_m)) if p > 0]
+    top = [
+        {"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+        for t, p in (("m", p_m), ("M", 1 - p_m))
+        if p > 0
+    ]
     top.append({"token": "Model", "logprob": -20.0, "bytes": list(b"Model")})
     return sorted(top, key=lambda t: -t["logprob"])
 
@@ -72,15 +75,24 @@ class JudgeStub(LocalServer):
             top = top_logprobs(p_model if model_id == "m" else 1 - p_model)
         prompt_tokens = sum(len(m["content"]) for m in payload["messages"]) // 4
         return {
-            "id": "stub", "object": "chat.completion", "model": payload["model"],
-            "choices": [{
-                "index": 0, "finish_reason": "length",
-                "message": {"role": "assistant", "content": top[0]["token"]},
-                "logprobs": {"content": [{**top[0], "top_logprobs": top}]} if self.logprobs
-                else None,
-            }],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 1,
-                      "total_tokens": prompt_tokens + 1},
+            "id": "stub",
+            "object": "chat.completion",
+            "model": payload["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "length",
+                    "message": {"role": "assistant", "content": top[0]["token"]},
+                    "logprobs": {"content": [{**top[0], "top_logprobs": top}]}
+                    if self.logprobs
+                    else None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": 1,
+                "total_tokens": prompt_tokens + 1,
+            },
         }
 
     def _fault(self, payload: dict) -> str | None:
@@ -93,8 +105,13 @@ def _handler_for(stub: JudgeStub):
         def do_POST(self) -> None:
             payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with stub._lock:
-                stub.records.append({"path": self.path, "payload": payload,
-                                     "authorization": self.headers.get("Authorization")})
+                stub.records.append(
+                    {
+                        "path": self.path,
+                        "payload": payload,
+                        "authorization": self.headers.get("Authorization"),
+                    }
+                )
             fault = stub._fault(payload)
             with stub._lock:
                 stub.in_flight += 1

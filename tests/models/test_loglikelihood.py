@@ -16,8 +16,10 @@ from evalpack.tasks.truthfulqa import olmes_choices
 from tests.conftest import DATA_DIR, read_jsonl, replay_eval, requires_shared, task_manager
 from tests.models.echo_stub import EchoStub, toy_greedy, toy_logprob, toy_tokens
 
-TEMPLATE = ("{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>\n{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
 
 
 def ll_request(context, continuation, doc=None, task="t", doc_id=0, idx=0):
@@ -28,35 +30,50 @@ def ll_request(context, continuation, doc=None, task="t", doc_id=0, idx=0):
 
 
 def test_replay_rows_are_indexed_by_doc_and_continuation():
-    rows = [{"key": "d#0", "continuation": "A", "loglikelihood": -1.5, "is_greedy": True},
-            {"key": "d#0", "continuation": "B", "loglikelihood": -0.25},
-            {"task": "t", "doc_id": 3, "continuation": "B", "loglikelihood": -7},
-            {"key": "d#0", "completion": "a generation row: not a score"}]
+    rows = [
+        {"key": "d#0", "continuation": "A", "loglikelihood": -1.5, "is_greedy": True},
+        {"key": "d#0", "continuation": "B", "loglikelihood": -0.25},
+        {"task": "t", "doc_id": 3, "continuation": "B", "loglikelihood": -7},
+        {"key": "d#0", "completion": "a generation row: not a score"},
+    ]
     assert index_loglikelihoods(rows, "f.jsonl") == {
-        ("d#0", "A"): (-1.5, True), ("d#0", "B"): (-0.25, False), ("t#3", "B"): (-7.0, False)}
+        ("d#0", "A"): (-1.5, True),
+        ("d#0", "B"): (-0.25, False),
+        ("t#3", "B"): (-7.0, False),
+    }
 
 
 def test_replay_loglikelihood_end_to_end_through_a_file(tmp_path):
     path = tmp_path / "ll.jsonl"
-    rows = [{"key": "d#0", "continuation": "A", "loglikelihood": -1.5, "is_greedy": True},
-            {"key": "d#0", "continuation": "B", "loglikelihood": -0.25},
-            {"task": "t", "doc_id": 3, "continuation": "B", "loglikelihood": -7},
-            {"key": "d#0", "completion": "a generation row, kept apart"}]
+    rows = [
+        {"key": "d#0", "continuation": "A", "loglikelihood": -1.5, "is_greedy": True},
+        {"key": "d#0", "continuation": "B", "loglikelihood": -0.25},
+        {"task": "t", "doc_id": 3, "continuation": "B", "loglikelihood": -7},
+        {"key": "d#0", "completion": "a generation row, kept apart"},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     lm = ReplayLM(completions=str(path))
-    requests = [ll_request("ctx", "B", {"doc_key": "d#0"}),
-                ll_request("ctx", "A", {"doc_key": "d#0"}),
-                ll_request("ctx", "B", {"doc_key": "other"}, doc_id=3)]
+    requests = [
+        ll_request("ctx", "B", {"doc_key": "d#0"}),
+        ll_request("ctx", "A", {"doc_key": "d#0"}),
+        ll_request("ctx", "B", {"doc_key": "other"}, doc_id=3),
+    ]
     assert lm.loglikelihood(requests) == [(-0.25, False), (-1.5, True), (-7.0, False)]
     with pytest.raises(KeyError, match=r"task t doc 0 \(key d#0\) continuation 'C'"):
         lm.loglikelihood([ll_request("ctx", "C", {"doc_key": "d#0"})])
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"key": "d", "continuation": "A", "loglikelihood": "x"}, "line 1: 'loglikelihood' must be"),
-    ({"key": "d", "loglikelihood": -1.0}, "line 1: missing string field 'continuation'"),
-    ({"continuation": "A", "loglikelihood": -1.0}, "line 1: needs 'key' or both"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (
+            {"key": "d", "continuation": "A", "loglikelihood": "x"},
+            "line 1: 'loglikelihood' must be",
+        ),
+        ({"key": "d", "loglikelihood": -1.0}, "line 1: missing string field 'continuation'"),
+        ({"continuation": "A", "loglikelihood": -1.0}, "line 1: needs 'key' or both"),
+    ],
+)
 def test_a_bad_replay_row_names_its_line(row, message):
     with pytest.raises(ValueError, match=message):
         index_loglikelihoods([row], "f.jsonl")
@@ -68,16 +85,35 @@ def test_from_doc_refuses_loglikelihood_requests():
 
 
 def test_sample_log_entries_become_replay_rows():
-    sample = {"doc_id": 4, "arguments": {"gen_args_0": {"arg_0": "ctx", "arg_1": "A"},
-                                         "gen_args_1": {"arg_0": "ctx", "arg_1": "B"}},
-              "resps": [[["-1.25", "True"]], [["-3.0", "False"]]]}
+    sample = {
+        "doc_id": 4,
+        "arguments": {
+            "gen_args_0": {"arg_0": "ctx", "arg_1": "A"},
+            "gen_args_1": {"arg_0": "ctx", "arg_1": "B"},
+        },
+        "resps": [[["-1.25", "True"]], [["-3.0", "False"]]],
+    }
     assert loglikelihood_rows(sample, "mmlu_mc_tulu_anatomy") == [
-        {"task": "mmlu_mc_tulu_anatomy", "doc_id": 4, "continuation": "A",
-         "loglikelihood": -1.25, "is_greedy": True},
-        {"task": "mmlu_mc_tulu_anatomy", "doc_id": 4, "continuation": "B",
-         "loglikelihood": -3.0, "is_greedy": False}]
-    generation = {"doc_id": 0, "arguments": {"gen_args_0": {"arg_0": "p", "arg_1": {}}},
-                  "resps": [["text"]]}
+        {
+            "task": "mmlu_mc_tulu_anatomy",
+            "doc_id": 4,
+            "continuation": "A",
+            "loglikelihood": -1.25,
+            "is_greedy": True,
+        },
+        {
+            "task": "mmlu_mc_tulu_anatomy",
+            "doc_id": 4,
+            "continuation": "B",
+            "loglikelihood": -3.0,
+            "is_greedy": False,
+        },
+    ]
+    generation = {
+        "doc_id": 0,
+        "arguments": {"gen_args_0": {"arg_0": "p", "arg_1": {}}},
+        "resps": [["text"]],
+    }
     assert loglikelihood_rows(generation, "t") == []
 
 
@@ -87,16 +123,28 @@ def test_a_saved_run_rescores_to_the_same_numbers(mirror, tmp_path):
     rescore` does for these tasks)."""
     rows = []
     for doc_id, doc in enumerate(read_jsonl(DATA_DIR / "cais__mmlu/anatomy/test.jsonl")[:5]):
-        rows += [{"task": "mmlu_mc_tulu_anatomy", "doc_id": doc_id, "continuation": c,
-                  "loglikelihood": -1.0 - ((doc_id + i + doc["answer"]) % 4) / 3}
-                 for i, c in enumerate("ABCD")]
+        rows += [
+            {
+                "task": "mmlu_mc_tulu_anatomy",
+                "doc_id": doc_id,
+                "continuation": c,
+                "loglikelihood": -1.0 - ((doc_id + i + doc["answer"]) % 4) / 3,
+            }
+            for i, c in enumerate("ABCD")
+        ]
     path = tmp_path / "first.jsonl"
     tasks = ["mmlu_mc_tulu_anatomy", "truthfulqa_tulu"]
     tq = read_jsonl(DATA_DIR / "truthfulqa__truthful_qa/multiple_choice/validation.jsonl")[:5]
     for doc_id, doc in enumerate(tq):
-        rows += [{"task": "truthfulqa_tulu", "doc_id": doc_id, "continuation": c,
-                  "loglikelihood": -2.0 - ((i * 7 + doc_id) % 5) / 2}
-                 for i, c in enumerate(olmes_choices(doc)["choices"])]
+        rows += [
+            {
+                "task": "truthfulqa_tulu",
+                "doc_id": doc_id,
+                "continuation": c,
+                "loglikelihood": -2.0 - ((i * 7 + doc_id) % 5) / 2,
+            }
+            for i, c in enumerate(olmes_choices(doc)["choices"])
+        ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     first = replay_eval(tasks, {"completions": str(path)}, limit=5, log_samples=True)
     tracker = EvaluationTracker(output_path=str(tmp_path / "run"))
@@ -127,9 +175,15 @@ def stub():
 def completions_model(stub, tmp_path, **args):
     template = tmp_path / "tmpl.jinja"
     template.write_text(TEMPLATE)
-    return ServedCompletions(base_url=stub.url("/v1/completions"), model="m",
-                             tokenizer_backend="none", chat_template_file=str(template),
-                             retry_delay=0.01, timeout=5, **args)
+    return ServedCompletions(
+        base_url=stub.url("/v1/completions"),
+        model="m",
+        tokenizer_backend="none",
+        chat_template_file=str(template),
+        retry_delay=0.01,
+        timeout=5,
+        **args,
+    )
 
 
 def toy_score(text):
@@ -196,10 +250,18 @@ def test_mmlu_end_to_end_on_the_completions_backend(mirror, stub, tmp_path):
     template.write_text(TEMPLATE)
     out = simple_evaluate(
         model="evalpack-completions",
-        model_args={"base_url": stub.url("/v1/completions"), "model": "m",
-                    "tokenizer_backend": "none", "chat_template_file": str(template)},
-        tasks=["mmlu_mc_tulu_anatomy"], limit=6, apply_chat_template=True,
-        fewshot_as_multiturn=True, task_manager=task_manager())
+        model_args={
+            "base_url": stub.url("/v1/completions"),
+            "model": "m",
+            "tokenizer_backend": "none",
+            "chat_template_file": str(template),
+        },
+        tasks=["mmlu_mc_tulu_anatomy"],
+        limit=6,
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        task_manager=task_manager(),
+    )
     docs = read_jsonl(DATA_DIR / "cais__mmlu/anatomy/test.jsonl")[:6]
     scores = [toy_score("\n" + c)[0] for c in "ABCD"]
     predicted = scores.index(max(scores))

@@ -26,11 +26,15 @@ from tests.conftest import DATA_DIR, requires_shared, task_manager
 NEEDED = ("torch", "transformers", "fastapi", "uvicorn")
 missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
 pytestmark = pytest.mark.skipif(
-    bool(missing), reason=f"{', '.join(missing)} not installed: a real OpenAI-compatible server "
-    "needs `pip install torch==2.13.0 'evalpack[serve-test]'` (make test installs it)")
+    bool(missing),
+    reason=f"{', '.join(missing)} not installed: a real OpenAI-compatible server "
+    "needs `pip install torch==2.13.0 'evalpack[serve-test]'` (make test installs it)",
+)
 
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 CONTEXT = 24  # the tiny model's context as the backends are told (max_model_len=)
 
 
@@ -50,20 +54,33 @@ def build_tiny_model(folder: Path, seed: int = 0, positions: int = 512) -> None:
     bpe = Tokenizer(models.BPE(unk_token="<unk>"))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=specials,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     bpe.train_from_iterator(["What is 6*7? The answer is 42. def f(x): return x + 1"], trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>",
-                                        unk_token="<unk>")
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
     tokenizer.chat_template = TEMPLATE
     tokenizer.save_pretrained(folder)
     torch.manual_seed(seed)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32,
-                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=positions, bos_token_id=1, eos_token_id=2)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=positions,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     model = LlamaForCausalLM(config)
-    model.generation_config = GenerationConfig(do_sample=True, temperature=1.0, top_k=0,
-                                               bos_token_id=1, eos_token_id=2)
+    model.generation_config = GenerationConfig(
+        do_sample=True, temperature=1.0, top_k=0, bos_token_id=1, eos_token_id=2
+    )
     model.save_pretrained(folder)
 
 
@@ -79,11 +96,25 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny-llama")
     build_tiny_model(folder)
     port = free_port()
-    command = [str(Path(sys.executable).parent / "transformers"), "serve", "--host", "127.0.0.1",
-               "--port", str(port), "--device", "cpu", str(folder)]
+    command = [
+        str(Path(sys.executable).parent / "transformers"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        str(folder),
+    ]
     log = open(folder / "serve.log", "w")  # noqa: SIM115  (closed at teardown)
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    process = subprocess.Popen(
+        command,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     root = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(root, process, folder / "serve.log")
@@ -132,18 +163,33 @@ def evaluate(model, model_args, tasks, metadata, **kwargs):
     from evalpack.models.registry import register
 
     register()
-    return simple_evaluate(model=model, model_args=model_args, tasks=tasks,
-                           apply_chat_template=True, fewshot_as_multiturn=True,
-                           task_manager=task_manager(metadata), metadata=metadata,
-                           log_samples=True, **kwargs)
+    return simple_evaluate(
+        model=model,
+        model_args=model_args,
+        tasks=tasks,
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        task_manager=task_manager(metadata),
+        metadata=metadata,
+        log_samples=True,
+        **kwargs,
+    )
 
 
 def test_chat_reasoning_task_with_repeats_gets_distinct_samples(server, sent, tmp_path, caplog):
     data = tmp_path / "problems.jsonl"
-    data.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n"
-                            for q, a in (("What is 6*7?", "42"), ("What is 2+3?", "5"))))
-    args = {"base_url": f"{server['root']}/v1/chat/completions", "model": server["model"],
-            "max_model_len": CONTEXT, "seed": 3}
+    data.write_text(
+        "".join(
+            json.dumps({"question": q, "answer": a}) + "\n"
+            for q, a in (("What is 6*7?", "42"), ("What is 2+3?", "5"))
+        )
+    )
+    args = {
+        "base_url": f"{server['root']}/v1/chat/completions",
+        "model": server["model"],
+        "max_model_len": CONTEXT,
+        "seed": 3,
+    }
     out = evaluate("evalpack-chat", args, ["aime24"], {"data_file": str(data), "repeats": 4})
     assert len(sent) == 8
     assert all("stop" not in p for p in sent)  # aime24 has no stop strings: none sent
@@ -158,9 +204,13 @@ def test_chat_reasoning_task_with_repeats_gets_distinct_samples(server, sent, tm
 
 
 HUMANEVAL = [
-    {"task_id": f"HumanEval/{i}", "prompt": f"def add_{i}(x):\n    \"\"\"x + {i}\"\"\"\n",
-     "canonical_solution": f"    return x + {i}\n", "entry_point": f"add_{i}",
-     "test": f"def check(candidate):\n    assert candidate(1) == {1 + i}\n"}
+    {
+        "task_id": f"HumanEval/{i}",
+        "prompt": f'def add_{i}(x):\n    """x + {i}"""\n',
+        "canonical_solution": f"    return x + {i}\n",
+        "entry_point": f"add_{i}",
+        "test": f"def check(candidate):\n    assert candidate(1) == {1 + i}\n",
+    }
     for i in range(2)
 ]
 
@@ -174,18 +224,30 @@ def humaneval_mirror(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(tmp_path / "mirror"))
 
 
-def test_completions_continue_humaneval_prefix_with_the_local_template(server, sent,
-                                                                        humaneval_mirror):
-    args = {"base_url": f"{server['root']}/v1/completions", "model": server["model"],
-            "tokenizer": server["model"], "max_model_len": CONTEXT + 60, "seed": 5}
-    out = evaluate("evalpack-completions", args, ["codex_humaneval_tulu"], {"repeats": 2},
-                   confirm_run_unsafe_code=True)
+def test_completions_continue_humaneval_prefix_with_the_local_template(
+    server, sent, humaneval_mirror
+):
+    args = {
+        "base_url": f"{server['root']}/v1/completions",
+        "model": server["model"],
+        "tokenizer": server["model"],
+        "max_model_len": CONTEXT + 60,
+        "seed": 5,
+    }
+    out = evaluate(
+        "evalpack-completions",
+        args,
+        ["codex_humaneval_tulu"],
+        {"repeats": 2},
+        confirm_run_unsafe_code=True,
+    )
     assert len(sent) == 4 and len({p["seed"] for p in sent}) == 4
     for payload in sent:
         # the chat template rendered here; the assistant's fence opener continued, not answered
         assert payload["prompt"].startswith("<|user|>def add_")
-        assert payload["prompt"].endswith("<|end|><|assistant|>Here is the completed "
-                                          "function:\n\n```python\n")
+        assert payload["prompt"].endswith(
+            "<|end|><|assistant|>Here is the completed function:\n\n```python\n"
+        )
         assert "\nclass" in payload["stop"]
         assert 0 < payload["max_tokens"] < 60  # the context left after the counted prompt
     assert "pass_at_1,execution" in out["results"]["codex_humaneval_tulu"]
@@ -194,11 +256,20 @@ def test_completions_continue_humaneval_prefix_with_the_local_template(server, s
 def test_a_refused_prefix_field_names_the_backend_to_use(server, humaneval_mirror):
     from evalpack.models.served import ServedRequestError
 
-    args = {"base_url": f"{server['root']}/v1/chat/completions", "model": server["model"],
-            "max_model_len": CONTEXT, "retry_delay": 0.05}
+    args = {
+        "base_url": f"{server['root']}/v1/chat/completions",
+        "model": server["model"],
+        "max_model_len": CONTEXT,
+        "retry_delay": 0.05,
+    }
     with pytest.raises(ServedRequestError) as error:
-        evaluate("evalpack-chat", args, ["codex_humaneval_tulu"], {"repeats": 1},
-                 confirm_run_unsafe_code=True)
+        evaluate(
+            "evalpack-chat",
+            args,
+            ["codex_humaneval_tulu"],
+            {"repeats": 1},
+            confirm_run_unsafe_code=True,
+        )
     text = str(error.value)
     assert "HTTP 422" in text and "1 attempt: a client error, not retried" in text
     assert "refused continue_final_message" in text and "use evalpack-completions" in text
@@ -210,8 +281,12 @@ def test_samples_differ_by_seed_and_repeat_on_the_real_server(server):
 
     from evalpack.models.backends import ServedChat
 
-    lm = ServedChat(base_url=f"{server['root']}/v1/chat/completions", model=server["model"],
-                    max_model_len=16, seed=11)
+    lm = ServedChat(
+        base_url=f"{server['root']}/v1/chat/completions",
+        model=server["model"],
+        max_model_len=16,
+        seed=11,
+    )
     context = lm.apply_chat_template([{"role": "user", "content": "What is 6*7?"}])
     kwargs = {"until": [], "do_sample": True, "temperature": 1.0, "max_gen_toks": 16}
     requests_ = []
@@ -225,8 +300,9 @@ def test_samples_differ_by_seed_and_repeat_on_the_real_server(server):
 
 
 @pytest.mark.parametrize("tokenizer", [{"tokenizer_backend": "none"}, {"tokenizer": None}])
-def test_log_likelihood_fails_clearly_where_the_server_returns_no_prompt_logprobs(server,
-                                                                                  tokenizer):
+def test_log_likelihood_fails_clearly_where_the_server_returns_no_prompt_logprobs(
+    server, tokenizer
+):
     """transformers serve takes neither token-id prompts nor `add_special_tokens` and ignores
     `echo`/`logprobs`: multiple-choice tasks stop with the server's refusal, never a guess."""
     from lm_eval.api.instance import Instance
@@ -235,8 +311,9 @@ def test_log_likelihood_fails_clearly_where_the_server_returns_no_prompt_logprob
     from evalpack.models.served import ServedRequestError
 
     args = {key: value or server["model"] for key, value in tokenizer.items()}
-    lm = ServedCompletions(base_url=f"{server['root']}/v1/completions", model=server["model"],
-                           max_retries=0, **args)
+    lm = ServedCompletions(
+        base_url=f"{server['root']}/v1/completions", model=server["model"], max_retries=0, **args
+    )
     request = Instance("loglikelihood", {}, ("What is 6*7? Answer:", " 42"), 0, ("t", 0, 1))
     with pytest.raises(ServedRequestError, match=r"HTTP 4\d\d"):
         lm.loglikelihood([request])
@@ -254,15 +331,29 @@ def test_the_leaderboard_plan_asks_the_real_server_what_it_can_do(server, tmp_pa
         (mirror / name).symlink_to(DATA_DIR / name)
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(mirror))
     checkpoints = [
-        {"name": "chat", "model": "evalpack-chat",
-         "model_args": {"base_url": f"{server['root']}/v1/chat/completions",
-                        "model": server["model"]}},
-        {"name": "completions", "model": "evalpack-completions",
-         "model_args": {"base_url": f"{server['root']}/v1/completions", "model": server["model"],
-                        "tokenizer_backend": "none"}},
+        {
+            "name": "chat",
+            "model": "evalpack-chat",
+            "model_args": {
+                "base_url": f"{server['root']}/v1/chat/completions",
+                "model": server["model"],
+            },
+        },
+        {
+            "name": "completions",
+            "model": "evalpack-completions",
+            "model_args": {
+                "base_url": f"{server['root']}/v1/completions",
+                "model": server["model"],
+                "tokenizer_backend": "none",
+            },
+        },
     ]
-    entries = [{"task": "gsm8k_tulu", "chat": True}, {"task": "mmlu_mc_tulu", "chat": False},
-               {"task": "minerva_math_tulu", "chat": True}]
+    entries = [
+        {"task": "gsm8k_tulu", "chat": True},
+        {"task": "mmlu_mc_tulu", "chat": False},
+        {"task": "minerva_math_tulu", "chat": True},
+    ]
     pairs = plan.make_plan(checkpoints, entries, tmp_path / "board", [])["pairs"]
     assert pairs["chat"]["minerva_math_tulu"] == "run"
     assert "does not continue an assistant prefix" in pairs["chat"]["gsm8k_tulu"]

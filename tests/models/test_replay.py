@@ -62,12 +62,21 @@ def test_from_doc_template_and_chat_rendering():
 
 
 def test_from_doc_per_task_prefix():
-    lm = ReplayLM(from_doc={"bbh": "So the answer is {target}.", "bbh_cot_v1": "target",
-                            "minerva": "solution"})
+    lm = ReplayLM(
+        from_doc={
+            "bbh": "So the answer is {target}.",
+            "bbh_cot_v1": "target",
+            "minerva": "solution",
+        }
+    )
     doc = {"target": "(B)", "solution": "S"}
-    answers = lm.generate_until([_request(doc, task="bbh_cot_tulu_snarks"),
-                                 _request(doc, task="bbh_cot_v1_tulu_snarks"),
-                                 _request(doc, task="minerva_math_tulu_algebra")])
+    answers = lm.generate_until(
+        [
+            _request(doc, task="bbh_cot_tulu_snarks"),
+            _request(doc, task="bbh_cot_v1_tulu_snarks"),
+            _request(doc, task="minerva_math_tulu_algebra"),
+        ]
+    )
     assert answers == ["So the answer is (B).", "(B)", "S"]  # the longest prefix wins
     with pytest.raises(KeyError, match="no field or template for task aime24"):
         lm.generate_until([_request(doc, task="aime24")])
@@ -79,7 +88,9 @@ def test_several_completion_files_answer_their_own_docs(tmp_path):
     files[1].write_text(json.dumps({"key": "b#0", "completion": "B"}) + "\n")
     lm = ReplayLM(completions=[str(f) for f in files])
     assert lm.generate_until([_request({"doc_key": "b#0"}), _request({"doc_key": "m#0"})]) == [
-        "B", "M"]
+        "B",
+        "M",
+    ]
 
 
 def test_needs_exactly_one_source():

@@ -23,8 +23,10 @@ def sampled_requests(docs: int, repeats: int) -> list[Instance]:
     requests = []
     for doc_id in range(docs):
         instance = Instance(
-            request_type="generate_until", doc={"doc_key": f"d#{doc_id}"},
-            arguments=(f"prompt {doc_id}", SAMPLED), idx=0,
+            request_type="generate_until",
+            doc={"doc_key": f"d#{doc_id}"},
+            arguments=(f"prompt {doc_id}", SAMPLED),
+            idx=0,
             metadata=("t", doc_id, repeats),
         )
         requests += [instance] * repeats
@@ -34,12 +36,19 @@ def sampled_requests(docs: int, repeats: int) -> list[Instance]:
 def wrapper(tmp_path) -> resume.ResumableLM:
     completions = tmp_path / "completions.jsonl"
     if not completions.exists():
-        completions.write_text("".join(
-            json.dumps({"task": "t", "doc_id": d, "repeat": r, "completion": f"doc {d} sample {r}"})
-            + "\n" for d in range(2) for r in range(3)
-        ))
+        completions.write_text(
+            "".join(
+                json.dumps(
+                    {"task": "t", "doc_id": d, "repeat": r, "completion": f"doc {d} sample {r}"}
+                )
+                + "\n"
+                for d in range(2)
+                for r in range(3)
+            )
+        )
     return resume.ResumableLM(
-        model="replay", log=str(tmp_path / "log.jsonl"),
+        model="replay",
+        log=str(tmp_path / "log.jsonl"),
         model_args={"completions": str(completions), "request_log": str(tmp_path / "asked.jsonl")},
     )
 
@@ -131,7 +140,9 @@ def test_a_backend_with_its_own_keys_resumes_after_failing_part_way(tmp_path):
         with_backend(tmp_path, KeyedBackend(fail_after=2)).generate_until(requests)
     rerun = KeyedBackend()
     assert with_backend(tmp_path, rerun).generate_until(requests) == [
-        "sample 0", "sample 1", "sample 2"
+        "sample 0",
+        "sample 1",
+        "sample 2",
     ]
     assert rerun.sent == [("prompt 0", 2)]  # only the one the failed run never received
 
@@ -141,15 +152,27 @@ def test_a_served_backend_resumes_a_failed_sampled_run_through_the_wrapper(tmp_p
     try:
         stub.fault_for = lambda payload: "500" if payload["sample_id"] == "aime24/1/2" else None
         data = tmp_path / "problems.jsonl"
-        data.write_text(json.dumps({"question": "What is 6*7?", "answer": "42"}) + "\n"
-                        + json.dumps({"question": "What is 2+3?", "answer": "5"}) + "\n")
+        data.write_text(
+            json.dumps({"question": "What is 6*7?", "answer": "42"})
+            + "\n"
+            + json.dumps({"question": "What is 2+3?", "answer": "5"})
+            + "\n"
+        )
         metadata = {"data_file": str(data), "repeats": 4}
-        model_args = {"model": "answer-server", "log": str(tmp_path / "log.jsonl"),
-                      "model_args": f"base_url={stub.url('/answer')},max_retries=1,retry_delay=0.05"}
+        model_args = {
+            "model": "answer-server",
+            "log": str(tmp_path / "log.jsonl"),
+            "model_args": f"base_url={stub.url('/answer')},max_retries=1,retry_delay=0.05",
+        }
 
         def evaluate():
-            return simple_evaluate(model="resumable", model_args=model_args, tasks=["aime24"],
-                                   task_manager=task_manager(metadata), metadata=metadata)
+            return simple_evaluate(
+                model="resumable",
+                model_args=model_args,
+                tasks=["aime24"],
+                task_manager=task_manager(metadata),
+                metadata=metadata,
+            )
 
         with pytest.raises(ServedRequestError):
             evaluate()
@@ -164,13 +187,19 @@ def test_a_served_backend_resumes_a_failed_sampled_run_through_the_wrapper(tmp_p
         stub.stop()
 
 
-@pytest.mark.parametrize("model_args", ["from_doc=solution,batch_size=8",
-                                        {"from_doc": "solution", "batch_size": 8}])
+@pytest.mark.parametrize(
+    "model_args", ["from_doc=solution,batch_size=8", {"from_doc": "solution", "batch_size": 8}]
+)
 def test_the_checkpoints_own_args_win_over_the_runs(tmp_path, model_args):
     # lm-eval passes the run's --batch_size / --device to every model; a checkpoint that sets
     # batch_size itself (as models.yaml entries for `hf` do) must not fail with "multiple values"
-    lm = resume.ResumableLM(model="replay", log=str(tmp_path / "log.jsonl"),
-                            model_args=model_args, batch_size=1, device="cpu")
+    lm = resume.ResumableLM(
+        model="replay",
+        log=str(tmp_path / "log.jsonl"),
+        model_args=model_args,
+        batch_size=1,
+        device="cpu",
+    )
     assert lm.inner.source == "from_doc=solution"
 
 
@@ -179,9 +208,13 @@ def test_more_repeats_later_ask_a_served_backend_only_for_the_new_ones(tmp_path)
     # number them from 0 again and answer them with the old samples
     stub = Stub().start()
     try:
+
         def run(repeats):
-            lm = resume.ResumableLM(model="answer-server", log=str(tmp_path / "log.jsonl"),
-                                    model_args={"base_url": stub.url("/answer"), "seed": 1})
+            lm = resume.ResumableLM(
+                model="answer-server",
+                log=str(tmp_path / "log.jsonl"),
+                model_args={"base_url": stub.url("/answer"), "seed": 1},
+            )
             return lm.generate_until(sampled_requests(docs=1, repeats=repeats))
 
         first = run(2)

@@ -15,8 +15,7 @@ from tests.conftest import task_manager
 from tests.models.http_stub import Stub
 
 CHAT = [{"role": "user", "content": "What is 6*7?"}]
-SAMPLED = {"until": [], "do_sample": True, "temperature": 0.6, "top_p": 0.95,
-           "max_gen_toks": 64}
+SAMPLED = {"until": [], "do_sample": True, "temperature": 0.6, "top_p": 0.95, "max_gen_toks": 64}
 
 
 @pytest.fixture
@@ -49,6 +48,7 @@ def fast(**args):
 
 # --- seeds -----------------------------------------------------------------------------------
 
+
 def test_seeds_differ_per_repeat_and_doc_and_follow_the_base_seed(stub):
     def seeds(**args):
         stub.records.clear()
@@ -70,8 +70,14 @@ def _aime_file(tmp_path, rows=(("What is 6*7?", "42"), ("What is 2+3?", "5"))):
 
 def _evaluate(model, model_args, data_file, repeats=4, **kwargs):
     metadata = {"data_file": data_file, "repeats": repeats}
-    return simple_evaluate(model=model, model_args=model_args, tasks=["aime24"],
-                           task_manager=task_manager(metadata), metadata=metadata, **kwargs)
+    return simple_evaluate(
+        model=model,
+        model_args=model_args,
+        tasks=["aime24"],
+        task_manager=task_manager(metadata),
+        metadata=metadata,
+        **kwargs,
+    )
 
 
 def test_seeds_derive_from_lm_evals_seed_and_repeats_stay_distinct(stub, tmp_path):
@@ -121,10 +127,13 @@ def test_greedy_is_temperature_zero_without_top_p(stub):
 PREFIXED = [*CHAT, {"role": "assistant", "content": "The answer is"}]
 
 
-@pytest.mark.parametrize("server,fields", [
-    ("vllm", {"continue_final_message": True, "add_generation_prompt": False}),
-    ("sglang", {"continue_final_message": True}),
-])
+@pytest.mark.parametrize(
+    "server,fields",
+    [
+        ("vllm", {"continue_final_message": True, "add_generation_prompt": False}),
+        ("sglang", {"continue_final_message": True}),
+    ],
+)
 def test_assistant_prefix_is_continued(stub, server, fields):
     lm = chat_model(stub, server=server)
     lm.generate_until(repeated(chat_context(lm, PREFIXED, add_generation_prompt=False), SAMPLED))
@@ -143,35 +152,47 @@ def test_prefix_refused_where_the_server_cannot_continue_it(stub):
     assert stub.records == []
 
 
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
 def test_completions_render_the_chat_template_locally_and_continue_a_prefix(stub, tmp_path):
     template = tmp_path / "chat.jinja"
     template.write_text(TEMPLATE)
-    lm = ServedCompletions(base_url=stub.url("/v1/completions"), model="m",
-                           tokenizer_backend="none", chat_template_file=str(template), seed=1)
-    lm.generate_until(repeated(chat_context(lm, CHAT), SAMPLED)
-                      + repeated(chat_context(lm, PREFIXED, False), SAMPLED))
+    lm = ServedCompletions(
+        base_url=stub.url("/v1/completions"),
+        model="m",
+        tokenizer_backend="none",
+        chat_template_file=str(template),
+        seed=1,
+    )
+    lm.generate_until(
+        repeated(chat_context(lm, CHAT), SAMPLED)
+        + repeated(chat_context(lm, PREFIXED, False), SAMPLED)
+    )
     prompts = sorted(p["prompt"] for p in stub.payloads())
-    assert prompts == ["<|user|>What is 6*7?<|end|><|assistant|>",
-                       "<|user|>What is 6*7?<|end|><|assistant|>The answer is"]
+    assert prompts == [
+        "<|user|>What is 6*7?<|end|><|assistant|>",
+        "<|user|>What is 6*7?<|end|><|assistant|>The answer is",
+    ]
 
 
 def test_completions_without_a_template_refuse_chat_prompts(stub):
-    lm = ServedCompletions(base_url=stub.url("/v1/completions"), model="m",
-                           tokenizer_backend="none")
+    lm = ServedCompletions(
+        base_url=stub.url("/v1/completions"), model="m", tokenizer_backend="none"
+    )
     with pytest.raises(ValueError, match="chat_template_file"):
         lm.generate_until(repeated(chat_context(lm, CHAT), SAMPLED))
 
 
 def test_sglang_native_generate(stub):
     stub.reply = lambda payload: "42 is it\nQuestion: more"
-    lm = ServedSGLang(base_url=stub.url("/generate"), model="m", tokenizer_backend="none",
-                      seed=3)
-    answers = lm.generate_until(repeated("Q: 6*7?\nA:", {**SAMPLED, "until": ["\nQuestion:"]},
-                                         repeats=2))
+    lm = ServedSGLang(base_url=stub.url("/generate"), model="m", tokenizer_backend="none", seed=3)
+    answers = lm.generate_until(
+        repeated("Q: 6*7?\nA:", {**SAMPLED, "until": ["\nQuestion:"]}, repeats=2)
+    )
     assert answers == ["42 is it", "42 is it"]
     first, second = stub.payloads("/generate")
     assert first["text"] == "Q: 6*7?\nA:"
@@ -182,6 +203,7 @@ def test_sglang_native_generate(stub):
 
 
 # --- concurrency and pacing ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("num_concurrent", [1, 3])
 def test_concurrency_is_honoured(stub, num_concurrent):
@@ -201,6 +223,7 @@ def test_request_interval_spaces_requests(stub):
 
 # --- failures --------------------------------------------------------------------------------
 
+
 def test_500s_are_retried_with_backoff(stub):
     stub.faults = ["500", "500"]
     lm = chat_model(stub, retry_delay=0.2, max_retries=3)
@@ -219,11 +242,14 @@ def test_timeouts_are_retried(stub):
     assert answers[0].startswith("reply to") and len(stub.records) == 2
 
 
-@pytest.mark.parametrize("fault,message", [
-    ("malformed", "malformed JSON"),
-    ("missing", "no ['choices'][0]['message']['content']"),
-    ("500", "HTTP 500"),
-])
+@pytest.mark.parametrize(
+    "fault,message",
+    [
+        ("malformed", "malformed JSON"),
+        ("missing", "no ['choices'][0]['message']['content']"),
+        ("500", "HTTP 500"),
+    ],
+)
 def test_bad_responses_fail_the_request_clearly_after_retries(stub, fault, message):
     lm = chat_model(stub, **fast(max_retries=2))
     requests = repeated(chat_context(lm, CHAT), SAMPLED, docs=2, repeats=2, task="aime24")
@@ -263,8 +289,9 @@ def test_a_refused_field_is_named_with_the_backend_to_use(stub):
 def test_stop_is_sent_only_when_there_is_one(stub, until, sent):
     lm = chat_model(stub)
     lm.generate_until(repeated(chat_context(lm, CHAT), {**SAMPLED, "until": until}))
-    completions = ServedCompletions(base_url=stub.url("/v1/completions"), model="m",
-                                    tokenizer_backend="none")
+    completions = ServedCompletions(
+        base_url=stub.url("/v1/completions"), model="m", tokenizer_backend="none"
+    )
     completions.generate_until(repeated("Q: 6*7?\nA:", {**SAMPLED, "until": until}))
     assert [p.get("stop") for p in stub.payloads()] == [sent, sent]
 
@@ -272,29 +299,37 @@ def test_stop_is_sent_only_when_there_is_one(stub, until, sent):
 def test_max_tokens_capped_by_the_context_length_once(stub, caplog):
     lm = chat_model(stub, max_model_len=100)
     long = {**SAMPLED, "max_gen_toks": 32768}
-    lm.generate_until(repeated(chat_context(lm, CHAT), long, docs=3)
-                      + repeated(chat_context(lm, CHAT), SAMPLED))
+    lm.generate_until(
+        repeated(chat_context(lm, CHAT), long, docs=3) + repeated(chat_context(lm, CHAT), SAMPLED)
+    )
     assert sorted(p["max_tokens"] for p in stub.payloads()) == [64, 100, 100, 100]
     notes = [r.getMessage() for r in caplog.records if "capped" in r.getMessage()]
     assert len(notes) == 1 and "32768" in notes[0] and "max_model_len=" in notes[0]
 
 
-@pytest.mark.parametrize("wording", [
-    None,  # vLLM's older wording and OpenAI's (the stub's default)
-    ("'max_tokens' or 'max_completion_tokens' is too large: {asked}. This model's maximum "
-     "context length is {context} tokens and your request has {prompt} input tokens "
-     "({asked} > {context} - {prompt})."),  # vLLM
-    ("Requested token count exceeds the model's maximum context length of {context} tokens. "
-     "You requested a total of {total} tokens: {prompt} tokens from the input messages and "
-     "{asked} tokens for the completion."),  # SGLang
-])
-def test_a_request_too_long_for_the_context_is_asked_again_for_what_fits(stub, caplog,
-                                                                         wording):
+@pytest.mark.parametrize(
+    "wording",
+    [
+        None,  # vLLM's older wording and OpenAI's (the stub's default)
+        (
+            "'max_tokens' or 'max_completion_tokens' is too large: {asked}. This model's maximum "
+            "context length is {context} tokens and your request has {prompt} input tokens "
+            "({asked} > {context} - {prompt})."
+        ),  # vLLM
+        (
+            "Requested token count exceeds the model's maximum context length of {context} tokens. "
+            "You requested a total of {total} tokens: {prompt} tokens from the input messages and "
+            "{asked} tokens for the completion."
+        ),  # SGLang
+    ],
+)
+def test_a_request_too_long_for_the_context_is_asked_again_for_what_fits(stub, caplog, wording):
     stub.context = 100
     stub.context_message = wording or stub.context_message
     lm = chat_model(stub)
-    answers = lm.generate_until(repeated(chat_context(lm, CHAT),
-                                         {**SAMPLED, "max_gen_toks": 32768}, docs=2))
+    answers = lm.generate_until(
+        repeated(chat_context(lm, CHAT), {**SAMPLED, "max_gen_toks": 32768}, docs=2)
+    )
     assert all(answer.startswith("reply to") for answer in answers)
     assert sorted(p["max_tokens"] for p in stub.payloads()) == [70, 70, 32768, 32768]
     assert sum("capped at 70" in r.getMessage() for r in caplog.records) == 1
@@ -318,10 +353,14 @@ def test_server_down_fails_clearly(stub):
 # --- answer server, end to end ---------------------------------------------------------------
 
 ANSWERS = {  # sample_id -> answer; doc 0's gold is 42, doc 1's is 5
-    "aime24/0/0": "\\boxed{41}", "aime24/0/1": "\\boxed{42}",
-    "aime24/0/2": "\\boxed{42}", "aime24/0/3": "\\boxed{7}",
-    "aime24/1/0": "\\boxed{6}", "aime24/1/1": "\\boxed{6}",
-    "aime24/1/2": "\\boxed{6}", "aime24/1/3": "\\boxed{6}",
+    "aime24/0/0": "\\boxed{41}",
+    "aime24/0/1": "\\boxed{42}",
+    "aime24/0/2": "\\boxed{42}",
+    "aime24/0/3": "\\boxed{7}",
+    "aime24/1/0": "\\boxed{6}",
+    "aime24/1/1": "\\boxed{6}",
+    "aime24/1/2": "\\boxed{6}",
+    "aime24/1/3": "\\boxed{6}",
 }
 
 
@@ -362,12 +401,18 @@ def test_failed_run_keeps_completions_and_a_rerun_regenerates_only_the_failure(s
     assert stub.records == []  # everything now comes from the cache
 
 
-@pytest.mark.parametrize(("template", "expected"), [
-    # the template keeps the content as is: the fence opener's newline stays
-    (TEMPLATE, "<|user|>Q<|end|><|assistant|>```python\n"),
-    # a template that trims message content: the prefix ends where the template put it
-    (TEMPLATE.replace("m['content']", "m['content'] | trim"), "<|user|>Q<|end|><|assistant|>```python"),
-])
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        # the template keeps the content as is: the fence opener's newline stays
+        (TEMPLATE, "<|user|>Q<|end|><|assistant|>```python\n"),
+        # a template that trims message content: the prefix ends where the template put it
+        (
+            TEMPLATE.replace("m['content']", "m['content'] | trim"),
+            "<|user|>Q<|end|><|assistant|>```python",
+        ),
+    ],
+)
 def test_a_prefix_keeps_its_trailing_newline_where_the_template_does(template, expected):
     messages = [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "```python\n"}]
     assert render_chat(template, messages) == expected

@@ -18,8 +18,13 @@ HUMANEVAL = DATA_DIR / "openai__openai_humaneval/default/test.jsonl"
 
 
 def humaneval_job(doc, completion):
-    return Job(doc["prompt"] + completion, doc["test"] + f"\ncheck({doc['entry_point']})\n",
-               doc["entry_point"], 3.0, doc["prompt"])
+    return Job(
+        doc["prompt"] + completion,
+        doc["test"] + f"\ncheck({doc['entry_point']})\n",
+        doc["entry_point"],
+        3.0,
+        doc["prompt"],
+    )
 
 
 def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
@@ -30,21 +35,40 @@ def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
     writer = probe("open('here.txt', 'w').write('x')\n")
     network = probe("import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n")
     past_python = probe(  # seccomp refuses internet sockets to code that bypasses Python
-        "import ctypes\nif ctypes.CDLL(None).socket(2, 2, 0) < 0:\n    raise OSError('refused')\n")
-    verdicts = run_jobs([job(HONEST), job(DISHONEST), job(writer), job(network),
-                         job("def add(a, b):\n    while True: pass\n", timeout=0.5),
-                         job(past_python)])
-    assert [v.outcome for v in verdicts] == ["passed", "failed", "passed", "error", "timeout",
-                                             "error"]
+        "import ctypes\nif ctypes.CDLL(None).socket(2, 2, 0) < 0:\n    raise OSError('refused')\n"
+    )
+    verdicts = run_jobs(
+        [
+            job(HONEST),
+            job(DISHONEST),
+            job(writer),
+            job(network),
+            job("def add(a, b):\n    while True: pass\n", timeout=0.5),
+            job(past_python),
+        ]
+    )
+    assert [v.outcome for v in verdicts] == [
+        "passed",
+        "failed",
+        "passed",
+        "error",
+        "timeout",
+        "error",
+    ]
     assert "network access is disabled" in verdicts[3].reason
     assert "refused" in verdicts[5].reason
     assert set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*")) == leftovers
 
 
 def test_verdicts_keep_order_and_report_outcomes():
-    verdicts = run_jobs([job(HONEST), job("def add(a, b):\n    return a - b\n"),
-                         job("def add(a, b):\n    raise ValueError('no')\n"),
-                         job("def add(a, b):\n    while True: pass\n", timeout=0.5)])
+    verdicts = run_jobs(
+        [
+            job(HONEST),
+            job("def add(a, b):\n    return a - b\n"),
+            job("def add(a, b):\n    raise ValueError('no')\n"),
+            job("def add(a, b):\n    while True: pass\n", timeout=0.5),
+        ]
+    )
     assert [v.outcome for v in verdicts] == ["passed", "failed", "failed", "timeout"]
     assert "ValueError" in verdicts[2].reason
     assert all(v.seconds > 0 for v in verdicts)
@@ -80,17 +104,23 @@ def test_a_test_cannot_swallow_the_candidate_dying():
                 pass
         check(add)
         """)
-    verdicts = run_jobs([Job(HONEST, test, "add"),
-                         Job("import os\ndef add(a, b):\n    os._exit(0)\n", test, "add"),
-                         Job("def add(a, b):\n    raise SystemExit\n", test, "add"),
-                         Job("def add(a, b):\n    while True: pass\n", test, "add", 0.5)])
+    verdicts = run_jobs(
+        [
+            Job(HONEST, test, "add"),
+            Job("import os\ndef add(a, b):\n    os._exit(0)\n", test, "add"),
+            Job("def add(a, b):\n    raise SystemExit\n", test, "add"),
+            Job("def add(a, b):\n    while True: pass\n", test, "add", 0.5),
+        ]
+    )
     assert [v.outcome for v in verdicts] == ["passed", "killed", "error", "timeout"]
 
 
 def test_stop_iteration_cannot_end_a_tests_generator_early():
     # re-raised as the builtin, StopIteration would end map() silently and the all() hold
-    test = ("def check(candidate):\n"
-            "    assert all(map(lambda p: candidate(*p) == sum(p), [(1, 2), (3, 4)]))\n")
+    test = (
+        "def check(candidate):\n"
+        "    assert all(map(lambda p: candidate(*p) == sum(p), [(1, 2), (3, 4)]))\n"
+    )
     cheat = Job("def add(a, b):\n    raise StopIteration\n", test + "check(add)\n", "add", 2.0)
     honest = Job(HONEST, test + "check(add)\n", "add", 2.0)
     verdicts = run_jobs([cheat, honest])
@@ -122,10 +152,25 @@ def test_candidates_do_not_share_random_state():
     assert all(outputs) and len(set(outputs)) == 4
 
 
-@pytest.mark.parametrize("value", [
-    None, True, 0, -7, 2**80, 1.5, float("inf"), "é", b"\x00\xff", [1, [2]], (1, (2, "x")),
-    {1, 2}, frozenset({3}), {"a": [1, (2,)], 3: None},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        0,
+        -7,
+        2**80,
+        1.5,
+        float("inf"),
+        "é",
+        b"\x00\xff",
+        [1, [2]],
+        (1, (2, "x")),
+        {1, 2},
+        frozenset({3}),
+        {"a": [1, (2,)], 3: None},
+    ],
+)
 def test_plain_data_round_trips_exactly(value):
     decoded = from_wire(to_wire(value))
     assert decoded == value and type(decoded) is type(value)

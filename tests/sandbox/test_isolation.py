@@ -47,8 +47,14 @@ def check_attacks(verdicts, expected):
 def works_unsandboxed(escape):
     """Control: `escape` succeeds as an unprivileged user outside the sandbox."""
     drop = "import ctypes, os\nos.setgroups([])\nos.setgid(65534)\nos.setuid(65534)\n"
-    result = subprocess.run([sys.executable, "-c", drop + program(escape)], cwd="/",
-                            capture_output=True, text=True, timeout=30, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", drop + program(escape)],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     return result.returncode == 0
 
 
@@ -106,8 +112,9 @@ SCAN_OWN_MEMORY = f"""
 def test_no_secret_of_the_users_environment_reaches_a_candidate(monkeypatch):
     secret = "sk-redteam-" + secrets.token_hex(16)
     monkeypatch.setenv("EVALPACK_REDTEAM_API_KEY", secret)
-    verdicts = run_jobs(with_honest(job(probe(READ_ENVIRONMENTS)),
-                                    job(probe(SCAN_OWN_MEMORY), timeout=10)))
+    verdicts = run_jobs(
+        with_honest(job(probe(READ_ENVIRONMENTS)), job(probe(SCAN_OWN_MEMORY), timeout=10))
+    )
     check_attacks(verdicts, ["error: .*no secret found"] * 2)
     assert "found: []" in verdicts[0].output and "found: []" in verdicts[2].output
     assert all(secret not in v.reason + v.output for v in verdicts)
@@ -170,16 +177,21 @@ ONE_HASH = "(2**61 - 1)"  # every multiple of it hashes to 0
 
 
 def test_decoding_hash_colliding_values_stops_at_the_time_limit():
-    colliding_set = forged_reply(f'["S", 150000] + [t for k in range(150000) '
-                                 f'for t in ("i", k * {ONE_HASH})]')
-    colliding_dict = forged_reply(f'["d", 150000] + [t for k in range(150000) '
-                                  f'for t in ("i", k * {ONE_HASH}, "N", None)]')
-    too_many = forged_reply(f'["l", {execution.MAX_VALUES + 1}] + ["N", 0] * '
-                            f'{execution.MAX_VALUES + 1}')
-    verdicts = run_jobs(with_honest(job(colliding_set, 1.0), job(colliding_dict, 1.0),
-                                    job(too_many, 5.0)))
-    check_attacks(verdicts, ["timeout: time limit", "timeout: time limit",
-                             "error: .*more than .* values"])
+    colliding_set = forged_reply(
+        f'["S", 150000] + [t for k in range(150000) for t in ("i", k * {ONE_HASH})]'
+    )
+    colliding_dict = forged_reply(
+        f'["d", 150000] + [t for k in range(150000) for t in ("i", k * {ONE_HASH}, "N", None)]'
+    )
+    too_many = forged_reply(
+        f'["l", {execution.MAX_VALUES + 1}] + ["N", 0] * {execution.MAX_VALUES + 1}'
+    )
+    verdicts = run_jobs(
+        with_honest(job(colliding_set, 1.0), job(colliding_dict, 1.0), job(too_many, 5.0))
+    )
+    check_attacks(
+        verdicts, ["timeout: time limit", "timeout: time limit", "error: .*more than .* values"]
+    )
     wall_bound = WALL_FACTOR * 1.0 + WALL_EXTRA + 1.0
     assert all(v.seconds < wall_bound for v in verdicts[:4:2]), verdicts  # was 13 to 61 s
 
@@ -281,10 +293,12 @@ KERNEL_INTERFACES = f"""
 
 def test_only_unix_and_internet_sockets_and_no_kernel_extras():
     assert works_unsandboxed(OTHER_SOCKET_FAMILIES) and works_unsandboxed(KERNEL_INTERFACES)
-    verdicts = run_jobs(with_honest(job(probe(OTHER_SOCKET_FAMILIES)),
-                                    job(probe(KERNEL_INTERFACES))))
-    check_attacks(verdicts, ["error: .*no socket of another family",
-                             "error: .*every interface refused"])
+    verdicts = run_jobs(
+        with_honest(job(probe(OTHER_SOCKET_FAMILIES)), job(probe(KERNEL_INTERFACES)))
+    )
+    check_attacks(
+        verdicts, ["error: .*no socket of another family", "error: .*every interface refused"]
+    )
     assert "made: []" in verdicts[0].output
 
 

@@ -16,7 +16,9 @@ def burn(seconds):
     while time.thread_time() < end:
         pass
 """
-REFERENCE = BURN + """
+REFERENCE = (
+    BURN
+    + """
 def ref_func(n):
     burn(0.3)
     return [n, n * 2.5, str(n), (n,)]
@@ -27,12 +29,14 @@ def check(candidate):
         assert candidate(n) == expected
         expected.append("changed")  # this job's copy only
 """
+)
 PROGRAM = "def f(n):\n    return [n, n * 2.5, str(n), (n,)]\n"
 
 
 def jobs(test: str, count: int, program: str = PROGRAM, **fields) -> list[Job]:
-    return [Job(program, test + "\ncheck(f)\n", "f", pure=("ref_func",), **fields)
-            for _ in range(count)]
+    return [
+        Job(program, test + "\ncheck(f)\n", "f", pure=("ref_func",), **fields) for _ in range(count)
+    ]
 
 
 def test_a_pure_function_is_computed_once_and_charged_each_time():
@@ -45,8 +49,9 @@ def test_a_pure_function_is_computed_once_and_charged_each_time():
         assert 0.55 < later.memo_seconds < 1.0  # the two calls' first computations
         assert later.cpu_seconds > later.memo_seconds  # judged as if computed again
         assert later.cpu_seconds - later.memo_seconds < 0.3  # but not computed again
-    wrong = run_jobs(jobs(REFERENCE, 2, program="def f(n):\n    return [n]\n", timeout=5.0),
-                     workers=1)
+    wrong = run_jobs(
+        jobs(REFERENCE, 2, program="def f(n):\n    return [n]\n", timeout=5.0), workers=1
+    )
     assert [v.outcome for v in wrong] == ["failed", "failed"]
 
 
@@ -61,7 +66,9 @@ def test_the_time_limit_counts_what_a_memoized_result_took():
 
 
 def test_results_marshal_cannot_copy_and_exceptions_are_not_kept():
-    boxed = BURN + """
+    boxed = (
+        BURN
+        + """
 class Box:
     def __eq__(self, other):
         return other == 1
@@ -73,7 +80,10 @@ def ref_func(n):
 def check(candidate):
     assert candidate(1) == ref_func(1)
 """
-    raising = BURN + """
+    )
+    raising = (
+        BURN
+        + """
 def ref_func(n):
     burn(0.1)
     raise ValueError(n)
@@ -84,9 +94,17 @@ def check(candidate):
     except ValueError:
         assert candidate(1) == [1, 2.5, "1", (1,)]
 """
+    )
     for test in (boxed, raising):
-        verdicts = run_jobs(jobs(test, 2, program="def f(n):\n    return 1\n" if test is boxed
-                                 else PROGRAM, timeout=5.0), workers=1)
+        verdicts = run_jobs(
+            jobs(
+                test,
+                2,
+                program="def f(n):\n    return 1\n" if test is boxed else PROGRAM,
+                timeout=5.0,
+            ),
+            workers=1,
+        )
         assert [(v.outcome, v.memo_seconds) for v in verdicts] == [("passed", 0.0)] * 2
 
 
@@ -95,23 +113,36 @@ def test_each_test_has_its_own_memo():
     test's jobs get its own results, not the first's."""
     first = "def ref_func(n):\n    return n\n\ndef check(candidate):\n    assert candidate(1) == ref_func(1)\n"
     second = first.replace("return n\n", "return n + 1\n")
-    verdicts = run_jobs(jobs(first, 2, program="def f(n):\n    return 1\n")
-                        + jobs(second, 2, program="def f(n):\n    return 1\n"), workers=1)
+    verdicts = run_jobs(
+        jobs(first, 2, program="def f(n):\n    return 1\n")
+        + jobs(second, 2, program="def f(n):\n    return 1\n"),
+        workers=1,
+    )
     assert [v.outcome for v in verdicts] == ["passed", "passed", "failed", "failed"]
 
 
 @requires_shared
 def test_humaneval_plus_reference_functions_are_memoized_with_the_same_verdicts():
-    problems = {row["task_id"]: row for row in read_jsonl(
-        DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")}
-    assert [task for task, row in problems.items() if humanevalplus.pure_functions(row["test"])] == [
-        "HumanEval/14", "HumanEval/15", "HumanEval/83", "HumanEval/100", "HumanEval/130",
-        "HumanEval/139"]
+    problems = {
+        row["task_id"]: row
+        for row in read_jsonl(DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")
+    }
+    assert [
+        task for task, row in problems.items() if humanevalplus.pure_functions(row["test"])
+    ] == [
+        "HumanEval/14",
+        "HumanEval/15",
+        "HumanEval/83",
+        "HumanEval/100",
+        "HumanEval/130",
+        "HumanEval/139",
+    ]
     doc = {**problems["HumanEval/100"], "timeout": 20.0}
     right = doc["prompt"] + doc["canonical_solution"]
     wrong = right.replace("num += 2", "num += 1 if n < 1000 else 2")  # right on big n only
-    verdicts = run_jobs([humanevalplus.job(doc, program) for program in (right, right, wrong)],
-                        workers=1)
+    verdicts = run_jobs(
+        [humanevalplus.job(doc, program) for program in (right, right, wrong)], workers=1
+    )
     assert [v.outcome for v in verdicts] == ["passed", "passed", "failed"]
     if verdicts[0].cpu_seconds is not None:
         assert verdicts[0].memo_seconds == 0 < verdicts[1].memo_seconds

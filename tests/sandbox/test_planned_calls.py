@@ -14,7 +14,9 @@ from evalpack.execution import Job, run_jobs
 from evalpack.tasks import humanevalplus
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
 
-COUNTING = "seen = []\ndef f(*args, **kwargs):\n    seen.append(args)\n    return [len(seen), args]\n"
+COUNTING = (
+    "seen = []\ndef f(*args, **kwargs):\n    seen.append(args)\n    return [len(seen), args]\n"
+)
 TYPES = "def f(x):\n    return type(x).__name__\n"
 
 
@@ -35,8 +37,11 @@ def test_verdicts_with_a_plan_are_the_verdicts_call_by_call():
         job(COUNTING, followed, "[[n, [n]] for n in range(5)]"),  # the test follows the plan
         job(COUNTING, "assert f(0, [0])[0] == 1\n", "[[n, [n]] for n in range(5)]"),  # stops early
         job(COUNTING, followed, "[[n, [n]] for n in range(3)]"),  # calls beyond the plan
-        job(COUNTING, "assert f(0, [0])[0] == 1\nassert f(7, [7])[0] == 2\n",  # strays at call 2
-            "[[n, [n]] for n in range(5)]"),
+        job(
+            COUNTING,
+            "assert f(0, [0])[0] == 1\nassert f(7, [7])[0] == 2\n",  # strays at call 2
+            "[[n, [n]] for n in range(5)]",
+        ),
         job(TYPES, "assert f(1.0) == 'float'\n", "[[1]]"),  # 1 and 1.0 are different calls
         job(TYPES, "assert f(x=1) == 'int'\n", "[[1]]"),  # so are keyword arguments
         job(TYPES, "assert f((1,)) == 'tuple'\n", "[[[1]]]"),  # and a tuple and a list
@@ -54,7 +59,7 @@ def test_a_test_that_strays_gets_a_fresh_candidate():
     # the candidate answered call 2 of the plan, f(1), ahead; the test then calls f(7): a
     # candidate that kept its state would count 3 calls, a fresh one counts 2
     test = "assert f(0)[0] == 1\nassert f(7) == [2, (7,)]\n"
-    verdict, = run_jobs([job(COUNTING, test, "[[n] for n in range(100)]")])
+    (verdict,) = run_jobs([job(COUNTING, test, "[[n] for n in range(100)]")])
     assert verdict.passed, verdict.reason
 
 
@@ -63,14 +68,22 @@ def test_a_wrong_answer_before_a_hanging_call_fails_and_does_not_time_out():
     # as it would call by call, though the candidate is already stuck in the next planned call
     program = "def f(n):\n    while n:\n        pass\n    return 1\n"
     start = time.monotonic()
-    verdict, = run_jobs([job(program, "assert f(0) == 0\nf(1)\n", "[[0], [1]]", timeout=10.0)])
+    (verdict,) = run_jobs([job(program, "assert f(0) == 0\nf(1)\n", "[[0], [1]]", timeout=10.0)])
     assert (verdict.outcome, verdict.reason) == ("failed", "assertion failed")
     assert time.monotonic() - start < 5.0
 
 
 def test_a_hanging_planned_call_times_out():
-    verdict, = run_jobs([job("def f(n):\n    while True:\n        pass\n",
-                             "assert f(0) == 0\n", "[[0], [1]]", timeout=1.0)])
+    (verdict,) = run_jobs(
+        [
+            job(
+                "def f(n):\n    while True:\n        pass\n",
+                "assert f(0) == 0\n",
+                "[[0], [1]]",
+                timeout=1.0,
+            )
+        ]
+    )
     assert verdict.outcome == "timeout" and verdict.limit in ("cpu", "wall")
 
 
@@ -78,8 +91,7 @@ def test_jobs_cycling_through_more_plans_than_a_zygote_keeps():
     # the zygote keeps the last few plans and its slot mirrors which: keys sent alone must
     # always name a plan the zygote has (else the job would fail or be answered wrongly)
     tests = {k: f"for n in range({k}):\n    assert f(n)[1] == (n,)\n" for k in range(1, 9)}
-    jobs = [job(COUNTING, tests[k], f"[[n] for n in range({k})]") for _ in range(3)
-            for k in tests]
+    jobs = [job(COUNTING, tests[k], f"[[n] for n in range({k})]") for _ in range(3) for k in tests]
     assert [v.outcome for v in run_jobs(jobs, workers=1)] == ["passed"] * len(jobs)
 
 
@@ -93,15 +105,22 @@ def test_every_humanevalplus_test_has_a_plan_and_humaneval_none():
     assert not any(humanevalplus.planned_calls(doc["test"]) for doc in original)
 
 
-@pytest.mark.parametrize("completion", [
-    "    return [x for x in strings if substring in x]\n",  # right
-    "    return [x for x in strings if x.startswith(substring)]\n",  # wrong on some inputs
-    "    strings.sort()\n    return [x for x in strings if substring in x]\n",  # mutates
-])
+@pytest.mark.parametrize(
+    "completion",
+    [
+        "    return [x for x in strings if substring in x]\n",  # right
+        "    return [x for x in strings if x.startswith(substring)]\n",  # wrong on some inputs
+        "    strings.sort()\n    return [x for x in strings if substring in x]\n",  # mutates
+    ],
+)
 @requires_shared
 def test_humanevalplus_verdicts_with_and_without_the_plan(completion):
-    doc = next(d for d in read_jsonl(DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")
-               if d["task_id"] == "HumanEval/7")
-    planned, alone = both_ways([humanevalplus.job({**doc, "timeout": 20.0},
-                                              doc["prompt"] + completion)])
+    doc = next(
+        d
+        for d in read_jsonl(DATA_DIR / "evalplus__humanevalplus/default/test.jsonl")
+        if d["task_id"] == "HumanEval/7"
+    )
+    planned, alone = both_ways(
+        [humanevalplus.job({**doc, "timeout": 20.0}, doc["prompt"] + completion)]
+    )
     assert planned == alone

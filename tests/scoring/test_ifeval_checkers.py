@@ -11,8 +11,12 @@ SECOND_STARTS_HELLO = {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "h
 
 
 def verdict(instruction_id, kwargs, response, prompt="", key=0):
-    doc = {"key": key, "prompt": prompt, "instruction_id_list": [instruction_id],
-           "kwargs": [kwargs]}
+    doc = {
+        "key": key,
+        "prompt": prompt,
+        "instruction_id_list": [instruction_id],
+        "kwargs": [kwargs],
+    }
     record = checkers.score_response(doc, response)
     return record["strict"][0], record["loose"][0]
 
@@ -64,15 +68,23 @@ BOUNDARIES = {
         ({"num_bullets": 2}, "* one\n* two\n* three", False, True),
     ],
     "detectable_format:multiple_sections": [
-        ({"section_spliter": "Section", "num_sections": 2},
-         "Section 1\nintro\nSection 2\nbody", True, True),
+        (
+            {"section_spliter": "Section", "num_sections": 2},
+            "Section 1\nintro\nSection 2\nbody",
+            True,
+            True,
+        ),
         ({"section_spliter": "Section", "num_sections": 2}, "Section 1\nintro only", False, False),
     ],
     "change_case:capital_word_frequency": [
         (AT_LEAST_3_CAPS, "THE QUICK BROWN fox", True, True),
         (AT_LEAST_3_CAPS, "THE QUICK brown fox", False, False),
-        ({"capital_relation": "less than", "capital_frequency": 3}, "THE QUICK brown fox", True,
-         True),
+        (
+            {"capital_relation": "less than", "capital_frequency": 3},
+            "THE QUICK brown fox",
+            True,
+            True,
+        ),
     ],
     "startend:quotation": [
         ({}, '"Wrapped in quotes."', True, True),
@@ -99,8 +111,7 @@ BOUNDARIES = {
         ({}, "Same answer.\n******\nSame answer.", False, False),
     ],
     "language:response_language": [
-        ({"language": "de"}, "Das ist ein kurzer Text, der eindeutig auf Deutsch ist.", True,
-         True),
+        ({"language": "de"}, "Das ist ein kurzer Text, der eindeutig auf Deutsch ist.", True, True),
         ({"language": "de"}, "This is a short text that is clearly in English.", False, False),
     ],
     "keywords:letter_frequency": [
@@ -118,14 +129,22 @@ BOUNDARIES = {
         ({"forbidden_words": ["bad"]}, "This is Bad.", False, False),
     ],
     "keywords:frequency": [
-        ({"keyword": "cat", "relation": "at least", "frequency": 2}, "A cat and a Cat.", True,
-         True),
+        (
+            {"keyword": "cat", "relation": "at least", "frequency": 2},
+            "A cat and a Cat.",
+            True,
+            True,
+        ),
         ({"keyword": "cat", "relation": "at least", "frequency": 2}, "A cat.", False, False),
         ({"keyword": "cat", "relation": "less than", "frequency": 2}, "A cat.", True, True),
     ],
     "length_constraints:number_sentences": [
-        ({"relation": "less than", "num_sentences": 3},
-         "Mr. Smith came at 5 p.m. today. He left.", True, True),
+        (
+            {"relation": "less than", "num_sentences": 3},
+            "Mr. Smith came at 5 p.m. today. He left.",
+            True,
+            True,
+        ),
         ({"relation": "less than", "num_sentences": 3}, "One. Two. Three.", False, False),
         ({"relation": "at least", "num_sentences": 3}, "One. Two. Three.", True, True),
     ],
@@ -160,9 +179,14 @@ def test_checker_boundaries(instruction_id, kwargs, response, strict, loose):
 
 def test_loose_tries_olmes_eight_variants_in_order():
     assert checkers.loose_variants("Sure!\n*Hi* there\nBye*") == [
-        "Sure!\n*Hi* there\nBye*", "Sure!\nHi there\nBye",
-        "*Hi* there\nBye*", "Sure!\n*Hi* there", "*Hi* there",
-        "Hi there\nBye", "Sure!\nHi there", "Hi there",
+        "Sure!\n*Hi* there\nBye*",
+        "Sure!\nHi there\nBye",
+        "*Hi* there\nBye*",
+        "Sure!\n*Hi* there",
+        "*Hi* there",
+        "Hi there\nBye",
+        "Sure!\nHi there",
+        "Hi there",
     ]
 
 
@@ -177,9 +201,12 @@ def test_falsy_kwargs_are_dropped_as_olmes_does():
     assert checkers.olmes_kwargs(kwargs) == {"e": 2, "f": "x"}
     # num_words 0 is dropped: the checker draws its own limit, seeded, so the same every time
     args = [
-        checkers.build_checker("length_constraints:number_words",
-                               {"relation": "at least", "num_words": 0}, "", "ifeval:1:0")
-        .get_instruction_args()
+        checkers.build_checker(
+            "length_constraints:number_words",
+            {"relation": "at least", "num_words": 0},
+            "",
+            "ifeval:1:0",
+        ).get_instruction_args()
         for _ in range(2)
     ]
     assert args[0] == args[1] and args[0]["num_words"] > 0
@@ -187,8 +214,12 @@ def test_falsy_kwargs_are_dropped_as_olmes_does():
 
 def test_a_checker_that_raises_counts_as_not_followed():
     # an unknown language code makes the checker's construction raise KeyError
-    doc = {"key": 1, "prompt": "p", "kwargs": [{"language": "xx"}, {}],
-           "instruction_id_list": ["language:response_language", "punctuation:no_comma"]}
+    doc = {
+        "key": 1,
+        "prompt": "p",
+        "kwargs": [{"language": "xx"}, {}],
+        "instruction_id_list": ["language:response_language", "punctuation:no_comma"],
+    }
     record = checkers.score_response(doc, "Plain text")
     assert record["strict"] == [False, True] and record["loose"] == [False, True]
     assert record["errors"][0].startswith("KeyError") and record["errors"][1] is None
@@ -208,8 +239,9 @@ def test_language_detection_is_seeded(monkeypatch):
     with monkeypatch.context() as unseeded:
         unseeded.setattr(DetectorFactory, "seed", None)
         assert len({langdetect.detect("x y z") for _ in range(100)}) > 1  # random unseeded
-    verdicts = {verdict("language:response_language", {"language": "es"}, "x y z")
-                for _ in range(30)}
+    verdicts = {
+        verdict("language:response_language", {"language": "es"}, "x y z") for _ in range(30)
+    }
     assert verdicts == {(False, False)}  # seeded: always "so" for this text
 
 
@@ -218,9 +250,9 @@ def test_a_non_letter_gets_a_seeded_stand_in_letter():
 
     state = random.getstate()
     letters = [
-        checkers.build_checker("keywords:letter_frequency", kwargs, "",
-                               checkers.instruction_seed(key, index))
-        .get_instruction_args()["letter"]
+        checkers.build_checker(
+            "keywords:letter_frequency", kwargs, "", checkers.instruction_seed(key, index)
+        ).get_instruction_args()["letter"]
         for key, index, kwargs in [
             (1122, 1, {"letter": "#", "let_relation": "at least", "let_frequency": 4}),
             (1129, 0, {"letter": "!", "let_relation": "at least", "let_frequency": 6}),
@@ -238,10 +270,16 @@ def test_segmentation_is_that_of_olmes_nltk_3_8_1():
     checkers.registry()
     from lm_eval.tasks.ifeval import instructions_util
 
-    quoted = ("Is it true that the first song ever sung in outer space is “Happy Birthday.”\n\n"
-              "Your answer must contain one of the following phrases:\nMy answer is yes.")
+    quoted = (
+        "Is it true that the first song ever sung in outer space is “Happy Birthday.”\n\n"
+        "Your answer must contain one of the following phrases:\nMy answer is yes."
+    )
     assert instructions_util.count_sentences(quoted) == 1
-    assert instructions_util.count_sentences("Mr. Smith went to Washington. He arrived at "
-                                             "5 p.m. on Monday. Then he left!") == 3
+    assert (
+        instructions_util.count_sentences(
+            "Mr. Smith went to Washington. He arrived at 5 p.m. on Monday. Then he left!"
+        )
+        == 3
+    )
     assert nltk.word_tokenize("They are 'bad' people") == ["They", "are", "'bad", "'", "people"]
     assert nltk.word_tokenize("CAUCHY–SCHWARZ holds") == ["CAUCHY–SCHWARZ", "holds"]

@@ -99,8 +99,9 @@ def test_huge_output_is_bounded_and_its_timeouts_counted():
         f"record = m.score_math('x' * 100_000 + ' \\\\boxed{{' + 'x' * 100_000 + '}}', {SOLUTION!r}, 0.5); "
         "print(json.dumps({'seconds': time.monotonic() - start, **record}))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     record = json.loads(done.stdout.strip().splitlines()[-1])
     assert record["seconds"] < 10
     assert record["exact_match"] == record["exact_match_flex"] == record["math_verify"] == 0
@@ -110,7 +111,10 @@ def test_huge_output_is_bounded_and_its_timeouts_counted():
 
 def test_long_lines_normalise_in_linear_time():
     start = time.monotonic()  # Minerva's regular expressions take minutes on this
-    assert x.normalize_final_answer("\\boxed{$a$\n" + "x" * 100_000 + "}") == "a\n" + "x" * 100_000 + "}"
+    assert (
+        x.normalize_final_answer("\\boxed{$a$\n" + "x" * 100_000 + "}")
+        == "a\n" + "x" * 100_000 + "}"
+    )
     assert x.normalize_final_answer("\\text{" * 50_000) == "\\text{" * 50_000
     assert time.monotonic() - start < 1
 
@@ -185,8 +189,11 @@ def doc_rows(path):
 
 @requires_shared
 def test_gold_equals_olmes_label_for_every_reference_doc():
-    refs = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
-            if r["task"].startswith("minerva_math")]
+    refs = [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
+        if r["task"].startswith("minerva_math")
+    ]
     assert len(refs) == 1187 + 871 + 100  # algebra, prealgebra, MATH-500 rows 0-99
     for ref in refs:
         path, row = ref["key"].split("#")
@@ -223,9 +230,10 @@ def test_every_olmes_verdict_on_the_adversarial_completions():
         jobs.append((completions[v["id"]]["completion"], doc_rows(path)[int(row)]["solution"]))
     outcomes = bounded_map(_score_job, jobs, timeout=60)
     mismatches = {
-        v["id"] for v, o in zip(verdicts, outcomes)
-        if o.status != "ok" or (o.value["exact_match"], o.value["exact_match_flex"],
-                                o.value["model_answer"])
+        v["id"]
+        for v, o in zip(verdicts, outcomes)
+        if o.status != "ok"
+        or (o.value["exact_match"], o.value["exact_match_flex"], o.value["model_answer"])
         != (int(v["exact_match"]), int(v["exact_match_flex"]), v["model_answer"])
     }
     assert mismatches - TIMING_SENSITIVE == set()
@@ -233,9 +241,14 @@ def test_every_olmes_verdict_on_the_adversarial_completions():
     assert all(o.value["model_answer"] == v["model_answer"] for v, o in zip(verdicts, outcomes))
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("a</think>b</think>c", ("c", False)), ("<think>open", (None, True)), ("plain", ("plain", False)),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("a</think>b</think>c", ("c", False)),
+        ("<think>open", (None, True)),
+        ("plain", ("plain", False)),
+    ],
+)
 def test_strip_think(text, expected):
     assert m.strip_think(text) == expected
 

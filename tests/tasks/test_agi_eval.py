@@ -21,8 +21,16 @@ from tests.conftest import (
     task_manager,
 )
 
-TASKS = ["lsat-ar", "lsat-lr", "lsat-rc", "logiqa-en", "sat-math", "sat-en", "aqua-rat",
-         "gaokao-english"]
+TASKS = [
+    "lsat-ar",
+    "lsat-lr",
+    "lsat-rc",
+    "logiqa-en",
+    "sat-math",
+    "sat-en",
+    "aqua-rat",
+    "gaokao-english",
+]
 COUNTS = [230, 510, 269, 651, 220, 206, 254, 306]  # the AGIEval paper's
 GROUP = "agi_eval_english_cot_tulu"
 
@@ -39,7 +47,9 @@ def sha(value) -> str:
 @pytest.fixture(scope="module")
 def built():
     """Every doc's instance, by doc key, over the 8 tasks (no mirror needed: shipped data)."""
-    return {key: insts[0] for t in TASKS for key, insts in by_doc(chat_requests(task_name(t))).items()}
+    return {
+        key: insts[0] for t in TASKS for key, insts in by_doc(chat_requests(task_name(t))).items()
+    }
 
 
 def test_shipped_files_are_the_ones_their_checksums_name():
@@ -69,8 +79,11 @@ def test_the_group_builds_without_hub_or_mirror(monkeypatch):
 
 @requires_shared
 def test_requests_identical_to_olmes_on_every_dev_record(built):
-    records = [r for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl")
-               if r["task"].startswith("agi_eval_")]
+    records = [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl")
+        if r["task"].startswith("agi_eval_")
+    ]
     assert len(records) == 24
     for ref in records:
         inst = built[ref["key"]]
@@ -96,18 +109,25 @@ def test_every_doc_renders_one_user_turn(built):
         content = message["content"]
         assert message["role"] == "user", key
         assert content.startswith(agi_eval.DESCRIPTION) and content.endswith(
-            agi_eval.FINAL_INSTRUCTION), key
-        query = content[len(agi_eval.DESCRIPTION):-len(agi_eval.FINAL_INSTRUCTION)]
+            agi_eval.FINAL_INSTRUCTION
+        ), key
+        query = content[len(agi_eval.DESCRIPTION) : -len(agi_eval.FINAL_INSTRUCTION)]
         assert "\n\n" not in query and query.startswith(("Passage: ", "Question: ")), key
         options = inst.doc["options"]
-        assert query.endswith(agi_eval.clean_text(
-            f" ({'ABCDE'[len(options) - 1]}) {agi_eval.strip_choice_prefix(options[-1])}")), key
-        assert inst.doc["label"] in "ABCDE"[:len(options)], key
+        assert query.endswith(
+            agi_eval.clean_text(
+                f" ({'ABCDE'[len(options) - 1]}) {agi_eval.strip_choice_prefix(options[-1])}"
+            )
+        ), key
+        assert inst.doc["label"] in "ABCDE"[: len(options)], key
 
 
 def test_prompt_clean_up_on_a_hand_written_doc():
-    doc = {"passage": "", "question": "Pick one.\n\n\nWhich?",
-           "options": ["(A)x", "B. y", " C? z", "D(A)w"]}
+    doc = {
+        "passage": "",
+        "question": "Pick one.\n\n\nWhich?",
+        "options": ["(A)x", "B. y", " C? z", "D(A)w"],
+    }
     assert agi_eval.query(doc) == "Question: Pick one.\nWhich?\n (A) x\n (B) y\n (C) z\n (D) (A) w"
     with_passage = agi_eval.query({**doc, "passage": "See (B)this."})
     assert with_passage.startswith("Passage: See (B) this.\nQuestion: ")
@@ -115,49 +135,60 @@ def test_prompt_clean_up_on_a_hand_written_doc():
 
 @requires_shared
 def test_olmes_verdicts_on_every_agieval_row():
-    rows = [r for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
-            if r["task"].startswith("agi_eval_")]
+    rows = [
+        r
+        for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
+        if r["task"].startswith("agi_eval_")
+    ]
     assert len(rows) == 6
     for row in rows:
         assert hashlib.sha256(row["completion"].encode("utf-8")).hexdigest() == row["sha256"]
         found = extract_agieval(row["completion"])
-        assert found == {"answer": row["model_answer"],
-                         "answer_format_correct": row["answer_format_correct"]}, row["id"]
+        assert found == {
+            "answer": row["model_answer"],
+            "answer_format_correct": row["answer_format_correct"],
+        }, row["id"]
         hook = agi_eval.process_results({"label": row["label"]}, [row["completion"]])
         for metric in ("exact_match", "exact_match_simple", "answer_format_correct"):
             assert hook[metric] == row[metric], (row["id"], metric)
 
 
-@pytest.mark.parametrize("text, answer, fmt", [
-    # the exact phrase: its LAST occurrence; the class is [A-F]
-    ("Therefore, the answer is (A). On reflection, Therefore, the answer is (B).", "B", 1.0),
-    ("Therefore, the answer is (F).", "F", 1.0),
-    ("Therefore, the answer is (C)", "C", 1.0),
-    # 0.5: "(X)" between the last lower-case "the answer is " and the next "." on its line
-    ("First the answer is (A). No: the answer is (D).", "D", 0.5),
-    ("I think the answer is (E) probably.", "E", 0.5),
-    # no "(X)" inside that span: the last capital A-E anywhere, inside words too
-    ("the answer is B. Also (C) was tempting", "C", 0.0),
-    ("the answer is b. DATA", "A", 0.0),
-    # no span (no period on the line, capital "The", a colon): "(X)" in the whole text, fmt 0
-    ("so the answer is (B)\nthat is all", "B", 0.0),
-    ("The answer is definitely (C).", "C", 0.0),
-    ("Therefore, the answer is: (D)", "D", 0.0),
-    # last resort: the last capital A-E anywhere
-    ("Therefore, the answer is ( B ).", "B", 0.0),
-    ("I really DUNNO", "D", 0.0),
-    ("therefore, the answer is (c).", "", 0.0),
-    ("Therefore, the answer is (Z).", "", 0.0),
-    ("", "", 0.0),
-])
+@pytest.mark.parametrize(
+    "text, answer, fmt",
+    [
+        # the exact phrase: its LAST occurrence; the class is [A-F]
+        ("Therefore, the answer is (A). On reflection, Therefore, the answer is (B).", "B", 1.0),
+        ("Therefore, the answer is (F).", "F", 1.0),
+        ("Therefore, the answer is (C)", "C", 1.0),
+        # 0.5: "(X)" between the last lower-case "the answer is " and the next "." on its line
+        ("First the answer is (A). No: the answer is (D).", "D", 0.5),
+        ("I think the answer is (E) probably.", "E", 0.5),
+        # no "(X)" inside that span: the last capital A-E anywhere, inside words too
+        ("the answer is B. Also (C) was tempting", "C", 0.0),
+        ("the answer is b. DATA", "A", 0.0),
+        # no span (no period on the line, capital "The", a colon): "(X)" in the whole text, fmt 0
+        ("so the answer is (B)\nthat is all", "B", 0.0),
+        ("The answer is definitely (C).", "C", 0.0),
+        ("Therefore, the answer is: (D)", "D", 0.0),
+        # last resort: the last capital A-E anywhere
+        ("Therefore, the answer is ( B ).", "B", 0.0),
+        ("I really DUNNO", "D", 0.0),
+        ("therefore, the answer is (c).", "", 0.0),
+        ("Therefore, the answer is (Z).", "", 0.0),
+        ("", "", 0.0),
+    ],
+)
 def test_extraction_rules_and_quirks(text, answer, fmt):
     assert extract_agieval(text) == {"answer": answer, "answer_format_correct": fmt}
 
 
 def test_metrics_ignore_case_and_punctuation_and_strict_needs_the_phrase():
     assert scores({"answer": "C", "answer_format_correct": 1.0}, "C") == {
-        "exact_match": 1.0, "exact_match_simple": 1.0, "answer_format_correct": 1.0,
-        "exact_match_strict": 1.0}
+        "exact_match": 1.0,
+        "exact_match_simple": 1.0,
+        "answer_format_correct": 1.0,
+        "exact_match_strict": 1.0,
+    }
     assert scores({"answer": "c", "answer_format_correct": 0.5}, "C")["exact_match"] == 1.0
     lenient = scores({"answer": "c", "answer_format_correct": 0.5}, "C")
     assert lenient["exact_match_simple"] == 0.0 and lenient["exact_match_strict"] == 0.0
@@ -179,10 +210,15 @@ def test_group_reports_macro_and_micro_means_with_replay(built, tmp_path):
         for row in range(count):
             label = built[f"ruixiangcui__AGIEval/{task}/test#{row}"].doc["label"]
             wrong = "ABCDE"[("ABCDE".index(label) + 1) % 4]
-            text = {0: "Therefore, the answer is ({}).", 1: "So the answer is ({}).",
-                    }.get(row, "Therefore, the answer is ({})")
-            rows.append({"key": f"ruixiangcui__AGIEval/{task}/test#{row}",
-                         "completion": text.format(label if task == "lsat-ar" else wrong)})
+            text = {0: "Therefore, the answer is ({}).", 1: "So the answer is ({})."}.get(
+                row, "Therefore, the answer is ({})"
+            )
+            rows.append(
+                {
+                    "key": f"ruixiangcui__AGIEval/{task}/test#{row}",
+                    "completion": text.format(label if task == "lsat-ar" else wrong),
+                }
+            )
     out = replay_eval([GROUP], {"completions": replay_file(tmp_path, rows)}, samples=samples)
     lsat = out["results"][task_name("lsat-ar")]
     assert lsat["exact_match,none"] == 1.0 and lsat["exact_match_strict,none"] == 0.75

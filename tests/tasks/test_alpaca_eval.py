@@ -41,16 +41,28 @@ def stub():
 
 
 def settings(stub, tmp_path, **extra) -> dict:
-    return {"judge_base_url": stub.base_url, "judge_cache": str(tmp_path / "judge.sqlite"),
-            "judge_retry_delay": 0.01, **extra}
+    return {
+        "judge_base_url": stub.base_url,
+        "judge_cache": str(tmp_path / "judge.sqlite"),
+        "judge_retry_delay": 0.01,
+        **extra,
+    }
 
 
 def run(tmp_path, metadata: dict) -> dict:
     completions = tmp_path / "completions.jsonl"
-    completions.write_text("".join(
-        json.dumps({"key": f"tatsu-lab__alpaca_eval/alpaca_eval_gpt4_baseline/eval#{i}",
-                    "completion": output}) + "\n"
-        for i, output in enumerate(OUTPUTS)))
+    completions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "key": f"tatsu-lab__alpaca_eval/alpaca_eval_gpt4_baseline/eval#{i}",
+                    "completion": output,
+                }
+            )
+            + "\n"
+            for i, output in enumerate(OUTPUTS)
+        )
+    )
     return replay_eval([TASK], f"completions={completions}", metadata=metadata, log_samples=True)
 
 
@@ -67,16 +79,23 @@ def by_hand(p_model: list[float | None]) -> dict:
 
 
 def lc_by_the_package(p_model: list[float | None], monkeypatch) -> float:
-    monkeypatch.setattr(glm_winrate, "hf_hub_download",
-                        lambda repo_id, filename, **kw: str(ALPACA / filename))
+    monkeypatch.setattr(
+        glm_winrate, "hf_hub_download", lambda repo_id, filename, **kw: str(ALPACA / filename)
+    )
     annotations = [
-        {"instruction": d["instruction"], "output_1": d["output"], "output_2": out,
-         "generator_1": d["generator"], "generator_2": "EVAL_MODEL",
-         "preference": math.nan if p is None else 1 + p}
+        {
+            "instruction": d["instruction"],
+            "output_1": d["output"],
+            "output_2": out,
+            "generator_1": d["generator"],
+            "generator_2": "EVAL_MODEL",
+            "preference": math.nan if p is None else 1 + p,
+        }
         for d, out, p in zip(DOCS, OUTPUTS, p_model, strict=True)
     ]
     return get_length_controlled_winrate(annotations, save_weights_dir=None)[
-        "length_controlled_winrate"]
+        "length_controlled_winrate"
+    ]
 
 
 def test_requests_are_olmes_generation_requests(fixture_mirror):
@@ -100,26 +119,37 @@ def test_requests_carry_the_annotators_prompt(stub, tmp_path):
     expected = {}
     for doc, output in zip(DOCS, OUTPUTS):
         switched = ae_utils.random_seeded_choice(
-            seed="is_switched_outputs" + doc["instruction"] + "0", choices=[False, True])
+            seed="is_switched_outputs" + doc["instruction"] + "0", choices=[False, True]
+        )
         first, second = (output, doc["output"]) if switched else (doc["output"], output)
-        prompt = (template.replace("{instruction}", doc["instruction"])
-                  .replace("{output_1}", first).replace("{output_2}", second))
+        prompt = (
+            template.replace("{instruction}", doc["instruction"])
+            .replace("{output_1}", first)
+            .replace("{output_2}", second)
+        )
         expected[doc["instruction"]] = ae_utils.prompt_to_chatml(prompt.strip())
     payloads = stub.payloads()
     assert len(payloads) == len(DOCS)
     for payload in payloads:
         assert payload["messages"] in expected.values()
         assert {k: v for k, v in payload.items() if k != "messages"} == {
-            "model": "gpt-4-1106-preview", "max_tokens": 1, "temperature": 1, "top_p": 1.0,
-            "logprobs": True, "top_logprobs": 5}
+            "model": "gpt-4-1106-preview",
+            "max_tokens": 1,
+            "temperature": 1,
+            "top_p": 1.0,
+            "logprobs": True,
+            "top_logprobs": 5,
+        }
     assert sorted(map(json.dumps, (p["messages"] for p in payloads))) == sorted(
-        map(json.dumps, expected.values()))
+        map(json.dumps, expected.values())
+    )
     shown_first = [prompt_outputs(p)["m"] in OUTPUTS for p in payloads]
     assert any(shown_first) and not all(shown_first)  # the package's seeded random order
 
 
 def test_scripted_preferences_retries_and_a_cached_rerun(
-        stub, tmp_path, fixture_mirror, monkeypatch, caplog):
+    stub, tmp_path, fixture_mirror, monkeypatch, caplog
+):
     monkeypatch.setenv("JUDGE_TEST_KEY", "sk-test-secret-1234")
     stub.faults = ["429", "500", "429", "503"]
     metadata = settings(stub, tmp_path, judge_api_key_env="JUDGE_TEST_KEY")
@@ -130,9 +160,11 @@ def test_scripted_preferences_retries_and_a_cached_rerun(
     for name, value in expected.items():
         assert scores[f"{name},judge"] == pytest.approx(value), name
     assert scores["length_controlled_winrate,judge"] == pytest.approx(
-        lc_by_the_package(P_MODEL, monkeypatch))
-    prompt_tokens = [sum(len(m["content"]) for m in p["messages"]) // 4 + 1
-                     for p in stub.payloads()[4:]]
+        lc_by_the_package(P_MODEL, monkeypatch)
+    )
+    prompt_tokens = [
+        sum(len(m["content"]) for m in p["messages"]) // 4 + 1 for p in stub.payloads()[4:]
+    ]
     assert scores["total_price,judge"] == pytest.approx(sum(prompt_tokens) * PRICE_PER_TOKEN)
     assert len(stub.records) == len(DOCS) + 4  # every fault retried once
     assert {r["authorization"] for r in stub.records} == {"Bearer sk-test-secret-1234"}
@@ -152,16 +184,23 @@ def test_scripted_preferences_retries_and_a_cached_rerun(
 
 
 def test_a_judge_that_is_down_ends_in_one_line_and_keeps_the_generations(
-        tmp_path, fixture_mirror, caplog):
+    tmp_path, fixture_mirror, caplog
+):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # closed once the block ends: connections are refused
-    metadata = {"judge_base_url": f"http://127.0.0.1:{port}/v1", "judge_max_retries": 1,
-                "judge_retry_delay": 0.01, "judge_cache": "none", "judge_abort_after": 3}
+    metadata = {
+        "judge_base_url": f"http://127.0.0.1:{port}/v1",
+        "judge_max_retries": 1,
+        "judge_retry_delay": 0.01,
+        "judge_cache": "none",
+        "judge_abort_after": 3,
+    }
     with caplog.at_level(logging.WARNING):
         out = run(tmp_path, metadata)
-    errors = [r for r in caplog.records
-              if r.levelno >= logging.ERROR and r.name.startswith("evalpack")]
+    errors = [
+        r for r in caplog.records if r.levelno >= logging.ERROR and r.name.startswith("evalpack")
+    ]
     assert len(errors) == 1 and "\n" not in errors[0].getMessage()
     assert "is not answering" in errors[0].getMessage() and str(port) in errors[0].getMessage()
     scores = out["results"][TASK]
@@ -177,8 +216,9 @@ def test_docs_without_a_judgement_are_counted_not_lost(stub, monkeypatch):
     failing = DOCS[4]["instruction"]
     stub.fault_for = lambda payload: "500" if failing in json.dumps(payload) else None
     stub.prefer[OUTPUTS[7]] = None  # the judge answers with neither "m" nor "M"
-    client = JudgeClient(JudgeSettings(base_url=stub.base_url, cache="", retry_delay=0.01,
-                                       max_retries=2))
+    client = JudgeClient(
+        JudgeSettings(base_url=stub.base_url, cache="", retry_delay=0.01, max_retries=2)
+    )
     records = judge(DOCS, OUTPUTS, client)
     assert records[4]["preference"] is None and "HTTP 500" in records[4]["error"]
     assert records[7]["preference"] is None and "neither 'm' nor 'M'" in records[7]["error"]
@@ -190,22 +230,25 @@ def test_docs_without_a_judgement_are_counted_not_lost(stub, monkeypatch):
     for name, value in by_hand(p_model).items():
         assert scores[name] == pytest.approx(value), name
     assert scores["length_controlled_winrate"] == pytest.approx(
-        lc_by_the_package(p_model, monkeypatch))
+        lc_by_the_package(p_model, monkeypatch)
+    )
 
 
 def test_requests_run_concurrently_and_a_slow_answer_times_out_and_is_retried(stub, tmp_path):
     stub.delay = 0.2
     stub.faults = ["slow"]
-    client = JudgeClient(JudgeSettings(base_url=stub.base_url, cache="", retry_delay=0.01,
-                                       concurrency=4, timeout=1.0))
+    client = JudgeClient(
+        JudgeSettings(
+            base_url=stub.base_url, cache="", retry_delay=0.01, concurrency=4, timeout=1.0
+        )
+    )
     records = judge(DOCS, OUTPUTS, client)
     assert [r["preference"] for r in records] == pytest.approx([1 + p for p in P_MODEL])
     assert len(stub.records) == len(DOCS) + 1  # the slow one was sent again
     assert stub.max_in_flight == 4
 
 
-def test_without_the_glms_file_the_lc_win_rate_is_missing_not_fatal(
-        tmp_path, monkeypatch, caplog):
+def test_without_the_glms_file_the_lc_win_rate_is_missing_not_fatal(tmp_path, monkeypatch, caplog):
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(tmp_path))  # a mirror without df_gamed.csv
     items = ((1.8, 10, 20, 0.0), (1.3, 30, 20, 0.0), (None, 5, 20, 0.0))
     scores = leaderboard(items)

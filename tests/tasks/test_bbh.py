@@ -21,7 +21,9 @@ from tests.conftest import (
     task_manager,
 )
 
-SUBTASKS = sorted(p.name for p in (DATA_DIR / "lukaemon__bbh").iterdir()) if DATA_DIR.is_dir() else []
+SUBTASKS = (
+    sorted(p.name for p in (DATA_DIR / "lukaemon__bbh").iterdir()) if DATA_DIR.is_dir() else []
+)
 
 
 def _reference_by_subtask():
@@ -68,8 +70,12 @@ def test_system_instruction_is_a_separate_system_message(mirror):
     task = task_manager().load(["bbh_cot_v1_tulu_snarks"])["tasks"]["bbh_cot_v1_tulu_snarks"]
     doc = task.eval_docs[0]
     context = task.fewshot_context(
-        doc, num_fewshot=3, system_instruction="Be brief.", apply_chat_template=True,
-        fewshot_as_multiturn=True, chat_template=lambda m, add_generation_prompt=True: json.dumps(m),
+        doc,
+        num_fewshot=3,
+        system_instruction="Be brief.",
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        chat_template=lambda m, add_generation_prompt=True: json.dumps(m),
     )
     messages = json.loads(context)
     assert messages[0] == {"role": "system", "content": "Be brief."}
@@ -110,8 +116,10 @@ def _shot_turns(entry):
     turns = []
     for i, shot in enumerate(entry["samples"]):
         prefix = entry["description"] if i == 0 else ""
-        turns += [{"role": "user", "content": f"{prefix}Q: {shot['input']}{COT_SUFFIX}"},
-                  {"role": "assistant", "content": shot["target"].strip()}]
+        turns += [
+            {"role": "user", "content": f"{prefix}Q: {shot['input']}{COT_SUFFIX}"},
+            {"role": "assistant", "content": shot["target"].strip()},
+        ]
     return turns
 
 
@@ -135,8 +143,10 @@ def test_bbh_shots_equal_the_installed_lm_eval_task_files():
             config = yaml.safe_load(file.read_text(encoding="utf-8"))
             shipped[config["dataset_name"]] = {
                 "description": config["description"],
-                "samples": [{"input": s["input"], "target": s["target"]}
-                            for s in config["fewshot_config"]["samples"]],
+                "samples": [
+                    {"input": s["input"], "target": s["target"]}
+                    for s in config["fewshot_config"]["samples"]
+                ],
             }
     assert fewshot.load("bbh_cot")["subtasks"] == shipped
 

@@ -26,12 +26,14 @@ from tests.conftest import (
 requires_libs = pytest.mark.skipif(
     not bigcodebench_libs.installed(),
     reason=f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()} "
-           "(python -m evalpack.tasks.bigcodebench_libs install)",
+    "(python -m evalpack.tasks.bigcodebench_libs install)",
 )
 FULL = "bigcode__bigcodebench/default/v0.1.2.jsonl"
 HARD = "bigcode__bigcodebench-hard/default/v0.1.2.jsonl"
-TASKS = {"bigcodebench_hard_tulu": "bigcodebench_hard::tulu",
-         "bigcodebench_tulu": "bigcodebench::tulu"}
+TASKS = {
+    "bigcodebench_hard_tulu": "bigcodebench_hard::tulu",
+    "bigcodebench_tulu": "bigcodebench::tulu",
+}
 
 
 def unseen_requests(task):
@@ -75,31 +77,47 @@ def test_metadata_names_the_primary_metric(mirror):
 # --- OLMES's calibration on hand-written completions (BigCodeBench/1: count random letters,
 # whose test calls random.seed without importing random: the calibrated program's imports
 # supply it) ------------------------------------------------------------------------------
-BODY = ("    if length < 0:\n        raise ValueError('negative')\n"
-        "    letters = random.choices(string.ascii_letters, k=length)\n"
-        "    return dict(collections.Counter(letters))\n")
+BODY = (
+    "    if length < 0:\n        raise ValueError('negative')\n"
+    "    letters = random.choices(string.ascii_letters, k=length)\n"
+    "    return dict(collections.Counter(letters))\n"
+)
 COMPLETIONS = {
     # a whole script with its own imports, a main guard and a trailing fence (cut at the stops)
-    "full_script": ("import collections\nimport random\nimport string\n\n\n"
-                    "def task_func(length=100):\n" + BODY +
-                    "\n\nif __name__ == '__main__':\n    print(task_func(5))\n```\n"),
+    "full_script": (
+        "import collections\nimport random\nimport string\n\n\n"
+        "def task_func(length=100):\n"
+        + BODY
+        + "\n\nif __name__ == '__main__':\n    print(task_func(5))\n```\n"
+    ),
     # the function alone: code_prompt's imports make it work
     "function_only": "def task_func(length=100):\n" + BODY + "```",
     # no fence, prose before and after the code: sanitising keeps the code
-    "prose_around": ("Here is the solution.\n\nimport random\ndef task_func(length=100):\n" + BODY +
-                     "\nThe function draws letters and counts them with a Counter."),
+    "prose_around": (
+        "Here is the solution.\n\nimport random\ndef task_func(length=100):\n"
+        + BODY
+        + "\nThe function draws letters and counts them with a Counter."
+    ),
     # a helper it uses is kept; top-level demo code is dropped
-    "helper_and_demo": ("def _draw(length):\n    return random.choices(string.ascii_letters, "
-                        "k=length)\n\ndef task_func(length=100):\n    if length < 0:\n"
-                        "        raise ValueError\n    return dict(collections.Counter(_draw("
-                        "length)))\n\nresult = task_func(3)\nassert len(result) <= 3\n"),
+    "helper_and_demo": (
+        "def _draw(length):\n    return random.choices(string.ascii_letters, "
+        "k=length)\n\ndef task_func(length=100):\n    if length < 0:\n"
+        "        raise ValueError\n    return dict(collections.Counter(_draw("
+        "length)))\n\nresult = task_func(3)\nassert len(result) <= 3\n"
+    ),
     # the right code under another name: task_func stays code_prompt's `pass`
     "wrong_entry_point": "def count_letters(length=100):\n" + BODY,
     # OLMES quirk: a decorated definition is not a definition to the sanitiser, so it is dropped
     "decorated": "import functools\n@functools.wraps(len)\ndef task_func(length=100):\n" + BODY,
 }
-EXPECTED = {"full_script": True, "function_only": True, "prose_around": True,
-            "helper_and_demo": True, "wrong_entry_point": False, "decorated": False}
+EXPECTED = {
+    "full_script": True,
+    "function_only": True,
+    "prose_around": True,
+    "helper_and_demo": True,
+    "wrong_entry_point": False,
+    "decorated": False,
+}
 
 
 def doc_1():
@@ -109,8 +127,9 @@ def doc_1():
 
 
 def calibrated(doc, name):
-    return bigcodebench.calibrated_program(doc, cut_at_stops(COMPLETIONS[name],
-                                                             bigcodebench.STOP_STRINGS))
+    return bigcodebench.calibrated_program(
+        doc, cut_at_stops(COMPLETIONS[name], bigcodebench.STOP_STRINGS)
+    )
 
 
 @requires_shared
@@ -119,16 +138,20 @@ def test_calibration_programs_are_olmes_programs():
     head = doc["code_prompt"] + "\n    pass\n"
     assert calibrated(doc, "full_script") == head + (
         "import collections\nimport random\nimport string\ndef task_func(length=100):\n"
-        + BODY.rstrip("\n"))
-    assert calibrated(doc, "function_only") == head + "def task_func(length=100):\n" + \
-        BODY.rstrip("\n")
-    assert calibrated(doc, "prose_around") == head + "import random\ndef task_func(" \
-        "length=100):\n" + BODY.rstrip("\n")
+        + BODY.rstrip("\n")
+    )
+    assert calibrated(doc, "function_only") == head + "def task_func(length=100):\n" + BODY.rstrip(
+        "\n"
+    )
+    assert calibrated(
+        doc, "prose_around"
+    ) == head + "import random\ndef task_func(length=100):\n" + BODY.rstrip("\n")
     helper = calibrated(doc, "helper_and_demo")
     assert "def _draw" in helper and "result = " not in helper and "assert" not in helper
     # nothing reaches task_func: no import, no definition is kept, so the raw code stays
-    assert calibrated(doc, "wrong_entry_point") == head + "def count_letters(length=100):\n" + \
-        BODY.rstrip("\n")
+    assert calibrated(
+        doc, "wrong_entry_point"
+    ) == head + "def count_letters(length=100):\n" + BODY.rstrip("\n")
     assert calibrated(doc, "decorated") == head + "import functools"
 
 
@@ -147,8 +170,9 @@ def test_code_extract_takes_the_longest_parsing_run():
 def test_calibration_verdicts():
     doc = doc_1()
     names = list(COMPLETIONS)
-    jobs = [bigcodebench.job(doc, calibrated(doc, n), str(bigcodebench_libs.folder()))
-            for n in names]
+    jobs = [
+        bigcodebench.job(doc, calibrated(doc, n), str(bigcodebench_libs.folder())) for n in names
+    ]
     # the function alone without calibration: the test's `random` does not exist
     bare = sanitize(COMPLETIONS["function_only"], "task_func")
     jobs.append(bigcodebench.job(doc, bare, str(bigcodebench_libs.folder())))
@@ -169,15 +193,19 @@ class TestCases(unittest.TestCase):
         self.assertEqual(open("out.txt").read(), "hello")
         self.assertTrue(os.path.abspath(path).startswith("/tmp/"))
 """
-SCRATCH_OK = ("import os\ndef task_func(name):\n    with open(name, 'w') as fh:\n"
-              "        fh.write('hello')\n    return os.path.abspath(name)\n")
+SCRATCH_OK = (
+    "import os\ndef task_func(name):\n    with open(name, 'w') as fh:\n"
+    "        fh.write('hello')\n    return os.path.abspath(name)\n"
+)
 NETWORK_TEST = """
 class TestCases(unittest.TestCase):
     def test_fetch(self):
         self.assertEqual(task_func(), 200)
 """
-NETWORK = ("import urllib.request\ndef task_func():\n"
-           "    return urllib.request.urlopen('http://example.com', timeout=2).status\n")
+NETWORK = (
+    "import urllib.request\ndef task_func():\n"
+    "    return urllib.request.urlopen('http://example.com', timeout=2).status\n"
+)
 SLOW_TEST = """
 class TestCases(unittest.TestCase):
     def test_slow(self):
@@ -200,8 +228,12 @@ def test_runner_scratch_network_limits_and_exits():
         ("exit_builtin", synthetic_doc(SCRATCH_TEST), "def task_func(name):\n    exit()\n"),
         ("no_tests", synthetic_doc("class TestCases(unittest.TestCase):\n    pass\n"), ""),
     ]
-    verdicts = dict(zip([c[0] for c in cases], execution.run_jobs(
-        [bigcodebench.job(doc, program, libs) for _, doc, program in cases])))
+    verdicts = dict(
+        zip(
+            [c[0] for c in cases],
+            execution.run_jobs([bigcodebench.job(doc, program, libs) for _, doc, program in cases]),
+        )
+    )
     records = {k: bigcodebench.verdict_record(v, "") for k, v in verdicts.items()}
     assert records["scratch"]["passed"], records["scratch"]["reason"]
     assert not records["network"]["passed"] and records["network"]["needs_network"]
@@ -219,18 +251,26 @@ def test_runner_scratch_network_limits_and_exits():
 # --- real tasks ---------------------------------------------------------------------------
 # A small real subset of the Hard reference solutions: pandas, matplotlib, sklearn, numpy,
 # files, regex, subprocess mocks.
-HARD_SUBSET = ["BigCodeBench/13", "BigCodeBench/37", "BigCodeBench/89", "BigCodeBench/92",
-               "BigCodeBench/100", "BigCodeBench/139"]
+HARD_SUBSET = [
+    "BigCodeBench/13",
+    "BigCodeBench/37",
+    "BigCodeBench/89",
+    "BigCodeBench/92",
+    "BigCodeBench/100",
+    "BigCodeBench/139",
+]
 
 
 @requires_shared
 @requires_libs
 def test_hard_reference_solutions_pass():
-    docs = [{**r, "timeout": bigcodebench.DEFAULT_TIMEOUT} for r in rows(HARD)
-            if r["task_id"] in HARD_SUBSET]
+    docs = [
+        {**r, "timeout": bigcodebench.DEFAULT_TIMEOUT}
+        for r in rows(HARD)
+        if r["task_id"] in HARD_SUBSET
+    ]
     assert len(docs) == len(HARD_SUBSET)
-    resps = [["```python\n" + d["code_prompt"] + d["canonical_solution"] + "\n```\n"]
-             for d in docs]
+    resps = [["```python\n" + d["code_prompt"] + d["canonical_solution"] + "\n```\n"] for d in docs]
     records = bigcodebench.execute_samples(resps, docs)
     failed = {d["task_id"]: r[0]["reason"] for d, r in zip(docs, records) if not r[0]["passed"]}
     assert failed == {}
@@ -239,15 +279,20 @@ def test_hard_reference_solutions_pass():
 @requires_shared
 @requires_libs
 def test_end_to_end_hard_reference_solutions(mirror):
-    out = replay_eval(["bigcodebench_hard_tulu"],
-                      "from_doc={code_prompt}{canonical_solution}",
-                      confirm_run_unsafe_code=True, limit=3, log_samples=True)
+    out = replay_eval(
+        ["bigcodebench_hard_tulu"],
+        "from_doc={code_prompt}{canonical_solution}",
+        confirm_run_unsafe_code=True,
+        limit=3,
+        log_samples=True,
+    )
     results = out["results"]["bigcodebench_hard_tulu"]
     assert results["pass_at_1,execution"] == 1.0
     assert results["needs_network,execution"] == 0
     record = out["samples"]["bigcodebench_hard_tulu"][0]["filtered_resps"][0][0]
     assert record["outcome"] == "passed" and record["program"].startswith(
-        rows(HARD)[0]["code_prompt"] + "\n    pass\n")
+        rows(HARD)[0]["code_prompt"] + "\n    pass\n"
+    )
 
 
 def test_missing_libraries_are_one_clear_error(monkeypatch, tmp_path):

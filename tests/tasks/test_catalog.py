@@ -25,8 +25,9 @@ from tests.conftest import REPO, TASKS_DIR
 
 INDEX = catalog.task_index()
 SUITES = TASKS_DIR / "suites.yaml"
-YAML_FILES = sorted(p for p in TASKS_DIR.rglob("*.yaml")
-                    if not p.name.startswith("_") and p != SUITES)
+YAML_FILES = sorted(
+    p for p in TASKS_DIR.rglob("*.yaml") if not p.name.startswith("_") and p != SUITES
+)
 HOOKS = "evalpack.tasks."
 PACK_NAMES = sorted(name for name, e in INDEX.items() if e.yaml_path is not None)
 
@@ -54,7 +55,11 @@ def top_level(names):
 def test_every_benchmark_declares_label_and_primary_metric(name):
     facts = catalog.facts(name)
     primary = facts.get("primary", {})
-    assert facts.get("label") and {"metric", "filter"} <= set(primary) <= {"metric", "filter", "percent"}
+    assert facts.get("label") and {"metric", "filter"} <= set(primary) <= {
+        "metric",
+        "filter",
+        "percent",
+    }
     for ref in facts.get("references", []):
         assert set(ref) == {"model", "value", "source"} and 0 <= ref["value"] <= 100
 
@@ -86,13 +91,18 @@ def test_the_suites_file_beside_the_tasks_is_no_task_to_lm_eval(caplog):
 
 def test_bbh_files_are_what_the_generator_writes(tmp_path):
     script = REPO / "tasks" / "bbh" / "_generate_configs.py"
-    code = ("import importlib.util, json, sys; spec = importlib.util.spec_from_file_location("
-            f"'g', {str(script)!r}); g = importlib.util.module_from_spec(spec); "
-            "spec.loader.exec_module(g); "
-            "print(json.dumps({str(p): t for p, t in g.files().items()}))")
+    code = (
+        "import importlib.util, json, sys; spec = importlib.util.spec_from_file_location("
+        f"'g', {str(script)!r}); g = importlib.util.module_from_spec(spec); "
+        "spec.loader.exec_module(g); "
+        "print(json.dumps({str(p): t for p, t in g.files().items()}))"
+    )
 
-    files = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                      text=True, check=True).stdout)
+    files = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert len(files) == 56
     for path, text in files.items():
         assert Path(path).read_text(encoding="utf-8") == text, path
@@ -101,10 +111,17 @@ def test_bbh_files_are_what_the_generator_writes(tmp_path):
 def hook_modules(config) -> set:
     """The pack's hook modules a resolved task config calls, and the family modules they
     reuse (HumanEval+'s `humaneval`)."""
-    called = {importlib.import_module(v.__module__) for v in _values(config)
-              if callable(v) and getattr(v, "__module__", "").startswith(HOOKS)}
-    reused = {m for module in called for m in vars(module).values()
-              if inspect.ismodule(m) and m.__name__.startswith(HOOKS)}
+    called = {
+        importlib.import_module(v.__module__)
+        for v in _values(config)
+        if callable(v) and getattr(v, "__module__", "").startswith(HOOKS)
+    }
+    reused = {
+        m
+        for module in called
+        for m in vars(module).values()
+        if inspect.ismodule(m) and m.__name__.startswith(HOOKS)
+    }
     return called | reused
 
 

@@ -29,7 +29,9 @@ CLOSING = "Therefore, the final answer is {}. I hope it is correct."
 def generator():
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/deepmind_math/_generate_configs.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen", REPO / "tasks/deepmind_math/_generate_configs.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -48,10 +50,13 @@ def chat_instances(task) -> dict:
     each context is the JSON of the message list)."""
     from evalpack.models.requests import render_messages
 
-    task.build_all_requests(rank=0, world_size=1, apply_chat_template=True,
-                            fewshot_as_multiturn=True,
-                            chat_template=lambda msgs, add_generation_prompt=True:
-                            render_messages(msgs))
+    task.build_all_requests(
+        rank=0,
+        world_size=1,
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        chat_template=lambda msgs, add_generation_prompt=True: render_messages(msgs),
+    )
     return {inst.doc["doc_key"]: inst for inst in task.instances}
 
 
@@ -61,7 +66,8 @@ def test_the_generated_yamls_are_in_sync_with_the_generator():
     out = TASKS_DIR / "deepmind_math"
     assert (out / f"{GROUP}.yaml").read_text() == gen.group_yaml()
     assert {p.name for p in out.glob(f"{GROUP}_*.yaml")} == {
-        f"{GROUP}_{c}.yaml" for c in gen.CATEGORIES}
+        f"{GROUP}_{c}.yaml" for c in gen.CATEGORIES
+    }
     for category in gen.CATEGORIES:
         assert (out / f"{GROUP}_{category}.yaml").read_text() == gen.category_yaml(category)
 
@@ -75,13 +81,23 @@ def test_the_group_builds_with_5600_docs_and_its_metadata(loaded):
     assert facts["primary"] == {"metric": "exact_match", "filter": "olmes"}
     assert facts["breakdown"] == [{"by": "subtasks"}, {"by": "subtask_prefix", "separator": "__"}]
     areas = {c.split("__")[0] for c in CATEGORIES}
-    assert areas == {"algebra", "arithmetic", "calculus", "comparison", "measurement", "numbers",
-                     "polynomials", "probability"}
+    assert areas == {
+        "algebra",
+        "arithmetic",
+        "calculus",
+        "comparison",
+        "measurement",
+        "numbers",
+        "polynomials",
+        "probability",
+    }
 
 
 @requires_shared
 def test_the_shipped_sample_is_olmes_file_for_file():
-    shipped = sorted(p.parent.name for p in (TASKS_DIR / "deepmind_math/data").glob("*/test.jsonl.gz"))
+    shipped = sorted(
+        p.parent.name for p in (TASKS_DIR / "deepmind_math/data").glob("*/test.jsonl.gz")
+    )
     assert shipped == list(CATEGORIES) == sorted(p.name for p in SHARED_SAMPLE.iterdir())
     for category in CATEGORIES:
         with gzip.open(deepmind_math.data_file(category), "rb") as fh:
@@ -90,8 +106,11 @@ def test_the_shipped_sample_is_olmes_file_for_file():
 
 @requires_shared
 def test_requests_identical_to_olmes_on_every_dev_record(loaded):
-    records = [r for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl")
-               if r["task"].startswith("deepmind_math_")]
+    records = [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl")
+        if r["task"].startswith("deepmind_math_")
+    ]
     assert len(records) == 168  # 3 docs x 56 categories
     built = {}
     for task in loaded["tasks"].values():
@@ -103,25 +122,30 @@ def test_requests_identical_to_olmes_on_every_dev_record(loaded):
         assert inst.doc["answer"] == ref["label"]
         kwargs = inst.args[1]
         want = ref["generation_kwargs"]
-        assert (kwargs["until"], kwargs["max_gen_toks"], kwargs["temperature"],
-                kwargs["do_sample"]) == (ref["stop_sequences"], want["max_gen_toks"],
-                                         want["temperature"], want["do_sample"])
+        assert (
+            kwargs["until"],
+            kwargs["max_gen_toks"],
+            kwargs["temperature"],
+            kwargs["do_sample"],
+        ) == (ref["stop_sequences"], want["max_gen_toks"], want["temperature"], want["do_sample"])
         assert ref["assistant_prefix"] == "" and ref["repeats"] == 1
     # OLMES strips only `b'...\n'`: a `b"..."` question keeps its wrapper, as in OLMES
     quirk = built["olmes__deepmind_math_sample100/algebra__sequence_nth_term/test#0"]
-    assert '\nb"What is the n\'th term of' in json.loads(quirk.args[0])[0]["content"]
+    assert "\nb\"What is the n'th term of" in json.loads(quirk.args[0])[0]["content"]
 
 
 @requires_shared
 def test_olmes_verdicts_on_every_deepmind_row():
-    rows = [r for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
-            if r["task"].startswith("deepmind_math_")]
+    rows = [
+        r
+        for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
+        if r["task"].startswith("deepmind_math_")
+    ]
     assert len(rows) == 9 and not any(r["nondeterministic"] for r in rows)
     docs = [{"answer": r["label"], "doc_key": r["key"]} for r in rows]
     records = deepmind_math.score_docs([[r["completion"]] for r in rows], docs)
     for row, record in zip(rows, records):
-        for field in ("exact_match", "answer_format_correct", "answer_parse_error",
-                      "model_answer"):
+        for field in ("exact_match", "answer_format_correct", "answer_parse_error", "model_answer"):
             assert record[field] == row[field], (row["case"], field)
 
 
@@ -194,17 +218,21 @@ def test_olmes_verdicts_on_adversarial_answers_at_every_seed(case):
     completion, gold, exact, parse_error, fmt, answer = case
     for seed in range(5):
         record = score_deepmind(completion, gold, seed=seed)
-        assert (record["exact_match"], record["answer_parse_error"],
-                record["answer_format_correct"], record["model_answer"]) == (
-            exact, parse_error, fmt, answer)
+        assert (
+            record["exact_match"],
+            record["answer_parse_error"],
+            record["answer_format_correct"],
+            record["model_answer"],
+        ) == (exact, parse_error, fmt, answer)
 
 
 def test_a_verdict_olmes_leaves_to_chance_is_fixed_per_doc():
     """log(x - 1/2) is complex at half of OLMES's random points (float() fails: a parse error)
     and equal at the others: OLMES gives either verdict. Here a doc's seed fixes it."""
     completion, gold = P("log(x - 1/2)"), "log(x-1/2)"
-    verdicts = {seed: score_deepmind(completion, gold, seed=seed)["exact_match"]
-                for seed in range(8)}
+    verdicts = {
+        seed: score_deepmind(completion, gold, seed=seed)["exact_match"] for seed in range(8)
+    }
     assert set(verdicts.values()) == {0, 1}  # the point matters ...
     for seed, verdict in verdicts.items():  # ... and the seed decides it, every time
         assert score_deepmind(completion, gold, seed=seed)["exact_match"] == verdict
@@ -215,10 +243,14 @@ def test_a_verdict_olmes_leaves_to_chance_is_fixed_per_doc():
 
 def test_answers_that_would_run_code_are_refused(tmp_path):
     marker = tmp_path / "ran"
-    for answer in (f"__import__('os').system('touch {marker}')",
-                   f"sympify(\"__import__('os').system('touch {marker}')\")",
-                   f"sqrt(\"__import__('os').system('touch {marker}')\")",
-                   f"open('{marker}', 'w')", "(lambda: 3)()", "x.subs(x, 3)"):
+    for answer in (
+        f"__import__('os').system('touch {marker}')",
+        f"sympify(\"__import__('os').system('touch {marker}')\")",
+        f"sqrt(\"__import__('os').system('touch {marker}')\")",
+        f"open('{marker}', 'w')",
+        "(lambda: 3)()",
+        "x.subs(x, 3)",
+    ):
         record = score_deepmind(P(answer), "3")
         assert (record["exact_match"], record["answer_parse_error"]) == (0, 1), answer
         assert "refused" in record, answer
@@ -243,14 +275,23 @@ def test_area_breakdown_is_the_mean_of_its_categories():
     from evalpack.commands.render import grid_table
     from evalpack.commands.report import breakdowns
 
-    results = {f"{GROUP}_{c}": {"exact_match,olmes": float(c == "calculus__differentiate")}
-               for c in CATEGORIES}
+    results = {
+        f"{GROUP}_{c}": {"exact_match,olmes": float(c == "calculus__differentiate")}
+        for c in CATEGORIES
+    }
     column = {"task": GROUP, "metric": "exact_match", "filter": "olmes"}
     by_category, by_area = breakdowns({"m": {"results": results, "samples": {}}}, [column])
     assert by_category["by"] == "subtasks" and len(by_category["scores"]["m"]) == 56
-    assert by_area["scores"]["m"] == {"algebra": 0, "arithmetic": 0, "calculus": 0.5,
-                                      "comparison": 0, "measurement": 0, "numbers": 0,
-                                      "polynomials": 0, "probability": 0}
+    assert by_area["scores"]["m"] == {
+        "algebra": 0,
+        "arithmetic": 0,
+        "calculus": 0.5,
+        "comparison": 0,
+        "measurement": 0,
+        "numbers": 0,
+        "polynomials": 0,
+        "probability": 0,
+    }
     title, _header, rows = grid_table(by_area)
     assert title.startswith("DeepMind Mathematics (0-shot CoT): 8 ") and len(rows) == 8
 
@@ -270,8 +311,12 @@ def test_the_group_is_the_macro_mean_over_categories(tmp_path):
     for category in CATEGORIES:
         gold = deepmind_math.read_sample(category)[0]["answer"]
         answer = gold if category.startswith("algebra__") else "unknown"
-        rows.append({"key": f"olmes__deepmind_math_sample100/{category}/test#0",
-                     "completion": CLOSING.format(answer)})
+        rows.append(
+            {
+                "key": f"olmes__deepmind_math_sample100/{category}/test#0",
+                "completion": CLOSING.format(answer),
+            }
+        )
     completions = tmp_path / "replay.jsonl"
     completions.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = replay_eval([GROUP], {"completions": str(completions)}, limit=1)

@@ -24,7 +24,9 @@ VALIDATION = FIXTURES / "data" / "EleutherAI__drop" / "default" / "validation.js
 def build(fewshot_as_multiturn=True):
     task = task_manager().load(["drop_llama3"])["tasks"]["drop_llama3"]
     task.build_all_requests(
-        rank=0, world_size=1, apply_chat_template=True,
+        rank=0,
+        world_size=1,
+        apply_chat_template=True,
         fewshot_as_multiturn=fewshot_as_multiturn,
         chat_template=lambda msgs, add_generation_prompt=True: render_messages(msgs),
     )
@@ -53,12 +55,18 @@ def test_one_user_turn_whatever_fewshot_as_multiturn(fixture_mirror):
 
 def test_the_message_of_one_row_in_full(fixture_mirror):
     # Train rows 6, 3 and 0 in that order (Random(1234).sample of 7 rows), then the doc.
-    p_census = ("In 1871 the town had 2,310 inhabitants; by 1900 the population had grown to "
-                "4,875, of whom 38% were farmers.")
-    p_treaty = ("The treaty was signed on 5 May 1992 in Lisbon. Three countries ratified it within "
-                "a year, and two more joined in March 1994.")
-    p_bears = ("The Bears opened the season at home against the Packers. Chicago scored first on a "
-               "47-yard field goal, and Green Bay answered with two touchdowns by Aaron Rodgers.")
+    p_census = (
+        "In 1871 the town had 2,310 inhabitants; by 1900 the population had grown to "
+        "4,875, of whom 38% were farmers."
+    )
+    p_treaty = (
+        "The treaty was signed on 5 May 1992 in Lisbon. Three countries ratified it within "
+        "a year, and two more joined in March 1994."
+    )
+    p_bears = (
+        "The Bears opened the season at home against the Packers. Chicago scored first on a "
+        "47-yard field goal, and Green Bay answered with two touchdowns by Aaron Rodgers."
+    )
     expected = (
         f"Passage: {p_census}\nQuestion: By how many did the population grow from 1871 to 1900?"
         "\nAnswer: 2565\n\n"
@@ -101,19 +109,22 @@ def test_metrics_equal_olmes_verdicts_on_hand_written_completions():
     assert checked == 24
 
 
-@pytest.mark.parametrize("prediction, golds, exact_match, f1", [
-    ("peyton manning.", [["Peyton Manning"]], 1.0, 1.0),            # case, punctuation
-    ("the Colts", [["Colts"]], 1.0, 1.0),                            # articles dropped
-    ("3.0", [["3"]], 1.0, 1.0),                                      # numbers as floats
-    ("30", [["3"]], 0.0, 0.0),                                       # no shared number: 0
-    ("3 touchdown passes", [["3"]], 0.0, 0.5),
-    ("1992", [["May 1992"]], 0.0, 0.67),                             # rounded to 2 decimals
-    ("New-York", [["new york"]], 1.0, 1.0),                          # hyphen splits tokens
-    ("Chicago Bears", [["Chicago Bears", "Green Bay Packers"]], 0.0, 0.5),   # one span of two
-    ("Chicago Bears, Green Bay Packers", [["Chicago Bears", "Green Bay Packers"]], 0.0, 0.37),
-    ("", [["Lisbon"], [""]], 0.0, 0.0),                              # blank gold skipped
-    ("anything", [[""]], 0.0, 0.0),                                  # no usable gold at all
-])
+@pytest.mark.parametrize(
+    "prediction, golds, exact_match, f1",
+    [
+        ("peyton manning.", [["Peyton Manning"]], 1.0, 1.0),  # case, punctuation
+        ("the Colts", [["Colts"]], 1.0, 1.0),  # articles dropped
+        ("3.0", [["3"]], 1.0, 1.0),  # numbers as floats
+        ("30", [["3"]], 0.0, 0.0),  # no shared number: 0
+        ("3 touchdown passes", [["3"]], 0.0, 0.5),
+        ("1992", [["May 1992"]], 0.0, 0.67),  # rounded to 2 decimals
+        ("New-York", [["new york"]], 1.0, 1.0),  # hyphen splits tokens
+        ("Chicago Bears", [["Chicago Bears", "Green Bay Packers"]], 0.0, 0.5),  # one span of two
+        ("Chicago Bears, Green Bay Packers", [["Chicago Bears", "Green Bay Packers"]], 0.0, 0.37),
+        ("", [["Lisbon"], [""]], 0.0, 0.0),  # blank gold skipped
+        ("anything", [[""]], 0.0, 0.0),  # no usable gold at all
+    ],
+)
 def test_metric_rules(prediction, golds, exact_match, f1):
     scores = drop_f1.olmes_drop_scores(prediction, golds)
     assert scores == {"exact_match": exact_match, "f1": f1}
@@ -150,13 +161,15 @@ def test_yaml_settings_and_answer_types(fixture_mirror):
 
 def test_end_to_end_with_replay(fixture_mirror, tmp_path):
     completions = [
-        "Peyton Manning\n\nPassage: (the model goes on)",   # cut at "Passage:"
-        " 3 Question: and more",                            # cut at "Question:"
+        "Peyton Manning\n\nPassage: (the model goes on)",  # cut at "Passage:"
+        " 3 Question: and more",  # cut at "Question:"
         "Chicago Bears",
         "May 1992<|eot_id|>",
     ]
-    rows = [{"key": f"EleutherAI__drop/default/validation#{i}", "completion": text}
-            for i, text in enumerate(completions)]
+    rows = [
+        {"key": f"EleutherAI__drop/default/validation#{i}", "completion": text}
+        for i, text in enumerate(completions)
+    ]
     file = tmp_path / "completions.jsonl"
     file.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = replay_eval(["drop_llama3"], f"completions={file}", log_samples=True)
@@ -165,7 +178,10 @@ def test_end_to_end_with_replay(fixture_mirror, tmp_path):
     assert results["exact_match,olmes"] == pytest.approx(3 / 4)
     records = [s["filtered_resps"][0] for s in out["samples"]["drop_llama3"]]
     assert records[0]["answer"] == "Peyton Manning\n\n"
-    assert records[2] == {"answer": "Chicago Bears",
-                          "golds": [["Chicago Bears", "Green Bay Packers"], [""]],
-                          "exact_match": 0.0, "f1": 0.5}
+    assert records[2] == {
+        "answer": "Chicago Bears",
+        "golds": [["Chicago Bears", "Green Bay Packers"], [""]],
+        "exact_match": 0.0,
+        "f1": 0.5,
+    }
     assert [s["f1"] for s in out["samples"]["drop_llama3"]] == [1.0, 1.0, 0.5, 1.0]

@@ -88,11 +88,14 @@ def test_shots_are_olmes_std_gsm8k_in_order():
     assert turns == [
         turn
         for shot in shots
-        for turn in ({"role": "user", "content": "Question: " + shot["question"]},
-                     {"role": "assistant", "content": "Answer: " + shot["answer"]})
+        for turn in (
+            {"role": "user", "content": "Question: " + shot["question"]},
+            {"role": "assistant", "content": "Answer: " + shot["answer"]},
+        )
     ]
-    assert all(shot["answer"].endswith(f"So the answer is {shot['short_answer']}.")
-               for shot in shots)
+    assert all(
+        shot["answer"].endswith(f"So the answer is {shot['short_answer']}.") for shot in shots
+    )
 
 
 def test_task_declares_its_metadata(mirror):
@@ -101,7 +104,9 @@ def test_task_declares_its_metadata(mirror):
     assert meta["chat"] is True and meta["fewshot_as_multiturn"] is True
     assert meta["primary"] == {"metric": "exact_match", "filter": "olmes"}
     assert {r["model"]: r["value"] for r in meta["references"]} == {
-        "Tulu-3-8B-SFT": 76.2, "Tulu-3-8B-DPO": 84.3, "Tulu-3-8B": 87.6,
+        "Tulu-3-8B-SFT": 76.2,
+        "Tulu-3-8B-DPO": 84.3,
+        "Tulu-3-8B": 87.6,
         "Llama-3.1-8B-Instruct": 83.4,
     }
 
@@ -118,10 +123,12 @@ def test_all_olmes_dev_verdicts_reproduced(gsm8k_docs):
     for verdict in verdicts:
         output = outputs[verdict["id"]]
         assert hashlib.sha256(output["completion"].encode()).hexdigest() == verdict["sha256"]
-        record = answers.score_gsm8k(output["completion"],
-                                     gsm8k_docs[_row(verdict["key"])]["answer"])
+        record = answers.score_gsm8k(
+            output["completion"], gsm8k_docs[_row(verdict["key"])]["answer"]
+        )
         if (record["exact_match"], record["model_answer"]) != (
-            verdict["exact_match"], verdict["model_answer"]
+            verdict["exact_match"],
+            verdict["model_answer"],
         ):
             wrong.append(verdict["id"])
     assert wrong == []
@@ -202,7 +209,12 @@ def test_numeric_metric(completion, gold, declared, last, verdict):
 
 def test_numbers_read_signs_and_thousands():
     assert answers.numbers("-5, 3-2, (-7), 1,234.5 and 1,23") == [
-        Decimal(-5), Decimal(3), Decimal(2), Decimal(-7), Decimal("1234.5"), Decimal(1),
+        Decimal(-5),
+        Decimal(3),
+        Decimal(2),
+        Decimal(-7),
+        Decimal("1234.5"),
+        Decimal(1),
         Decimal(23),
     ]
 
@@ -226,7 +238,11 @@ def test_pathological_outputs_score_fast():
     with time_limit(20):
         records = [_score(text, "1") for text in nasty]
     assert [(r["exact_match"], r["exact_match_numeric"]) for r in records] == [
-        (0, 0), (1, 1), (0, 0), (0, 1), (0, 0)
+        (0, 0),
+        (1, 1),
+        (0, 0),
+        (0, 1),
+        (0, 0),
     ]
 
 
@@ -281,14 +297,17 @@ def test_real_outputs_end_to_end_through_lm_eval(mirror, gsm8k_docs, tmp_path):
 
 @requires_shared
 def test_output_is_cut_at_the_stop_strings(mirror, tmp_path):
-    rows = [{"key": "openai__gsm8k/main/test#0",
-             "completion": " 9 * 2 = 18. So the answer is 18.\n\nQuestion: what is 2 + 3?"},
-            {"key": "openai__gsm8k/main/test#1", "completion": " It takes 3 bolts.</s>5"}]
+    rows = [
+        {
+            "key": "openai__gsm8k/main/test#0",
+            "completion": " 9 * 2 = 18. So the answer is 18.\n\nQuestion: what is 2 + 3?",
+        },
+        {"key": "openai__gsm8k/main/test#1", "completion": " It takes 3 bolts.</s>5"},
+    ]
     file = tmp_path / "c.jsonl"
     file.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = replay_eval([TASK], f"completions={file}", limit=2, log_samples=True)
     assert out["results"][TASK]["exact_match,olmes"] == 1.0
     # the filter cuts too, whatever a backend did
-    records = tasks_gsm8k.score_docs([[rows[0]["completion"]]],
-                                     [{"answer": "#### 18"}])
+    records = tasks_gsm8k.score_docs([[rows[0]["completion"]]], [{"answer": "#### 18"}])
     assert records[0]["model_answer"] == "18"

@@ -18,9 +18,9 @@ from tests.conftest import (
 
 PROMPT_WITH_IMPORTS = (
     "from typing import List\n\n\ndef helper(x):\n    return x\n\n\n"
-    "def add(a: int, b: int) -> int:\n    \"\"\"Add two numbers.\"\"\"\n"
+    'def add(a: int, b: int) -> int:\n    """Add two numbers."""\n'
 )
-PROMPT_PLAIN = "def add(a: int, b: int) -> int:\n    \"\"\"Add two numbers.\"\"\"\n"
+PROMPT_PLAIN = 'def add(a: int, b: int) -> int:\n    """Add two numbers."""\n'
 PREAMBLE = "from typing import List\n\n\ndef helper(x):\n    return x\n\n\n"
 FULL_DEF = "def add(a: int, b: int) -> int:\n    return a + b\n"
 
@@ -101,8 +101,9 @@ def _completions_file(tmp_path, rows):
 
 @requires_shared
 def test_reference_solutions_pass_at_one_and_ten(mirror):
-    out = replay_eval(["codex_humaneval_tulu"], "from_doc={canonical_solution}",
-                      confirm_run_unsafe_code=True)
+    out = replay_eval(
+        ["codex_humaneval_tulu"], "from_doc={canonical_solution}", confirm_run_unsafe_code=True
+    )
     results = out["results"]["codex_humaneval_tulu"]
     assert results["pass_at_1,execution"] == 1.0
     assert results["pass_at_10,execution"] == 1.0
@@ -116,18 +117,32 @@ def test_known_passing_and_failing_samples_give_hand_computed_pass_at_k(mirror, 
         key = f"openai__openai_humaneval/default/test#{row}"
         good, bad = doc["canonical_solution"], "    return None\n"
         # doc 0: 3 of 12 pass; doc 1: 0 of 12 pass (one loops forever, one exits 0)
-        samples = [good] * 3 + [bad] * 9 if row == 0 else (
-            ["    while True:\n        pass\n", "    import os\n    os._exit(0)\n"] + [bad] * 10)
+        samples = (
+            [good] * 3 + [bad] * 9
+            if row == 0
+            else (
+                ["    while True:\n        pass\n", "    import os\n    os._exit(0)\n"] + [bad] * 10
+            )
+        )
         rows += [{"key": key, "completion": s} for s in samples]
-    out = replay_eval(["codex_humaneval_tulu"], f"completions={_completions_file(tmp_path, rows)}",
-                      confirm_run_unsafe_code=True, limit=2, log_samples=True,
-                      metadata={"repeats": 12, "timeout": 1.0})
+    out = replay_eval(
+        ["codex_humaneval_tulu"],
+        f"completions={_completions_file(tmp_path, rows)}",
+        confirm_run_unsafe_code=True,
+        limit=2,
+        log_samples=True,
+        metadata={"repeats": 12, "timeout": 1.0},
+    )
     results = out["results"]["codex_humaneval_tulu"]
     assert results["pass_at_1,execution"] == pytest.approx((3 / 12 + 0) / 2)
     # pass@10 for doc 0: 1 - C(9,10)/C(12,10) = 1 (fewer than 10 failures)
     assert results["pass_at_10,execution"] == pytest.approx((1.0 + 0) / 2)
-    outcomes = [s["outcome"] for s in
-                (x["olmes"] for x in out["samples"]["codex_humaneval_tulu"][1]["filtered_resps"][0])]
+    outcomes = [
+        s["outcome"]
+        for s in (
+            x["olmes"] for x in out["samples"]["codex_humaneval_tulu"][1]["filtered_resps"][0]
+        )
+    ]
     assert outcomes[0] == "timeout" and outcomes[1] != "passed"
     assert all(o == "failed" for o in outcomes[2:])
 
@@ -138,7 +153,9 @@ def test_real_completions_run_end_to_end(mirror, tmp_path):
     out = replay_eval(
         ["codex_humaneval_tulu"],
         f"completions={OUTPUTS / 'humaneval.jsonl'},missing=empty",
-        confirm_run_unsafe_code=True, log_samples=True, metadata={"repeats": 5},
+        confirm_run_unsafe_code=True,
+        log_samples=True,
+        metadata={"repeats": 5},
     )
     results = out["results"]["codex_humaneval_tulu"]
     assert len(rows) == 1242
@@ -148,18 +165,30 @@ def test_real_completions_run_end_to_end(mirror, tmp_path):
     # OLMES's program (prompt + completion) mishandles full-function answers less often than
     # it helps them; extraction can only add passes on this set. Compared over the samples
     # whose runs are far from the time limit (one near it may flip under load).
-    steady = [r for r in records if not any(
-        run["outcome"] in ("timeout", "killed") or (run["cpu_seconds"] or 0) > 1.0
-        for run in (r["olmes"], r["extracted"]))]
+    steady = [
+        r
+        for r in records
+        if not any(
+            run["outcome"] in ("timeout", "killed") or (run["cpu_seconds"] or 0) > 1.0
+            for run in (r["olmes"], r["extracted"])
+        )
+    ]
     assert len(steady) > 0.9 * len(records)
-    assert sum(r["extracted"]["passed"] for r in steady) >= sum(r["olmes"]["passed"]
-                                                              for r in steady)
-    assert {r["olmes"]["outcome"] for r in records} <= {"passed", "failed", "timeout", "error",
-                                                        "killed"}
+    assert sum(r["extracted"]["passed"] for r in steady) >= sum(
+        r["olmes"]["passed"] for r in steady
+    )
+    assert {r["olmes"]["outcome"] for r in records} <= {
+        "passed",
+        "failed",
+        "timeout",
+        "error",
+        "killed",
+    }
 
 
 def test_metadata_repeats_reach_the_sampled_task_only(mirror):
     tasks = task_manager({"repeats": 7}).load(
-        ["codex_humaneval_tulu", "codex_humaneval_tulu_greedy"])["tasks"]
+        ["codex_humaneval_tulu", "codex_humaneval_tulu_greedy"]
+    )["tasks"]
     assert tasks["codex_humaneval_tulu"].config.repeats == 7
     assert tasks["codex_humaneval_tulu_greedy"].config.repeats == 1

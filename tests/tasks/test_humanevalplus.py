@@ -53,8 +53,11 @@ def plus_docs():
 
 @requires_shared
 def test_messages_and_prefix_identical_to_olmes(mirror):
-    reference = [r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
-                 if r["task"] == "codex_humanevalplus::tulu"]
+    reference = [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
+        if r["task"] == "codex_humanevalplus::tulu"
+    ]
     built = {inst.doc["doc_key"]: inst for inst in chat_requests("codex_humanevalplus_tulu")}
     assert len(reference) == 40
     for ref in reference:
@@ -68,8 +71,10 @@ def test_messages_and_prefix_identical_to_olmes(mirror):
         assert gen_kwargs["until"] == ref["stop_sequences"]
         olmes = ref["generation_kwargs"]
         assert gen_kwargs["do_sample"] is olmes["do_sample"] is True
-        assert (gen_kwargs["temperature"], gen_kwargs["top_p"]) == (olmes["temperature"],
-                                                                     olmes["top_p"])
+        assert (gen_kwargs["temperature"], gen_kwargs["top_p"]) == (
+            olmes["temperature"],
+            olmes["top_p"],
+        )
         assert built[ref["key"]].repeats == ref["repeats"] == 20
 
 
@@ -81,15 +86,18 @@ def test_every_doc_renders_with_its_own_prompt(mirror):
     for inst in instances:
         messages = json.loads(inst.args[0])
         doc = docs[int(inst.doc["doc_key"].rsplit("#", 1)[1])]
-        assert messages == [{"role": "user", "content": doc["prompt"] + FENCE},
-                            {"role": "assistant", "content": FENCE}]
+        assert messages == [
+            {"role": "user", "content": doc["prompt"] + FENCE},
+            {"role": "assistant", "content": FENCE},
+        ]
         assert inst.doc["timeout"] == 20.0 and "def check(" in inst.doc["humaneval_test"]
 
 
 @requires_shared
 def test_metadata_sets_the_time_limit_and_repeats(mirror):
     tasks = task_manager({"timeout": 5, "repeats": 3}).load(
-        ["codex_humanevalplus_tulu", "codex_humanevalplus_tulu_greedy"])["tasks"]
+        ["codex_humanevalplus_tulu", "codex_humanevalplus_tulu_greedy"]
+    )["tasks"]
     assert tasks["codex_humanevalplus_tulu"].dataset["test"][0]["timeout"] == 5.0
     assert tasks["codex_humanevalplus_tulu"].config.repeats == 3
     assert tasks["codex_humanevalplus_tulu_greedy"].config.repeats == 1
@@ -97,13 +105,19 @@ def test_metadata_sets_the_time_limit_and_repeats(mirror):
 
 @requires_shared
 def test_reference_solutions_pass_except_the_unpassable_humaneval_32(mirror):
-    out = replay_eval(["codex_humanevalplus_tulu_greedy"], "from_doc={canonical_solution}",
-                      confirm_run_unsafe_code=True, log_samples=True)
+    out = replay_eval(
+        ["codex_humanevalplus_tulu_greedy"],
+        "from_doc={canonical_solution}",
+        confirm_run_unsafe_code=True,
+        log_samples=True,
+    )
     results = out["results"]["codex_humanevalplus_tulu_greedy"]
     assert results["pass_at_1,execution"] == pytest.approx(163 / 164)
-    failed = {s["doc"]["task_id"]: s["filtered_resps"][0][0]
-              for s in out["samples"]["codex_humanevalplus_tulu_greedy"]
-              if not s["filtered_resps"][0][0]["olmes"]["passed"]}
+    failed = {
+        s["doc"]["task_id"]: s["filtered_resps"][0][0]
+        for s in out["samples"]["codex_humanevalplus_tulu_greedy"]
+        if not s["filtered_resps"][0][0]["olmes"]["passed"]
+    }
     # the released test calls `_poly(*candidate(*inp), inp)`: unpacking a float is a TypeError
     assert list(failed) == ["HumanEval/32"]
     assert failed["HumanEval/32"]["olmes"]["reason"].startswith("TypeError")
@@ -137,33 +151,46 @@ def dev_records():
         pytest.skip(f"real benchmark data not found at {DATA_DIR}")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EVALPACK_DATA_DIR", str(DATA_DIR))
-        docs = {doc["doc_key"]: doc
-                for doc in humanevalplus.load(path="evalplus/humanevalplus")["test"]}
+        docs = {
+            doc["doc_key"]: doc for doc in humanevalplus.load(path="evalplus/humanevalplus")["test"]
+        }
     rows = read_jsonl(OLMES_REF / "scores_dev_humanevalplus.jsonl")
     outputs = {r["id"]: r["completion"] for r in read_jsonl(OUTPUTS / "humaneval.jsonl")}
-    plus, original = plus_docs(), read_jsonl(DATA_DIR / "openai__openai_humaneval/default/test.jsonl")
+    plus, original = (
+        plus_docs(),
+        read_jsonl(DATA_DIR / "openai__openai_humaneval/default/test.jsonl"),
+    )
     runs = ("olmes", "humaneval")
     jobs = []
     for row in rows:
-        all_runs = humanevalplus.sample_jobs(docs[row["key"]],
-                                             dev_completion(row, outputs, plus, original))
+        all_runs = humanevalplus.sample_jobs(
+            docs[row["key"]], dev_completion(row, outputs, plus, original)
+        )
         jobs += [all_runs[name] for name in runs]
     records = [humaneval.verdict_record(v) for v in execution.run_jobs(jobs)]
-    return [(row, dict(zip(runs, records[i * len(runs):(i + 1) * len(runs)])))
-            for i, row in enumerate(rows)]
+    return [
+        (row, dict(zip(runs, records[i * len(runs) : (i + 1) * len(runs)])))
+        for i, row in enumerate(rows)
+    ]
 
 
 @requires_shared
 def test_olmes_verdicts_reproduced_on_every_dev_row_not_timing_sensitive(dev_records):
     checked = [(row, record) for row, record in dev_records if not row["timing_sensitive"]]
     assert len(dev_records) == 291 and len(checked) == 289
-    wrong = [(row["id"], row["exec_result"], record["olmes"]) for row, record in checked
-             if record["olmes"]["olmes_result"] != row["exec_result"]]
+    wrong = [
+        (row["id"], row["exec_result"], record["olmes"])
+        for row, record in checked
+        if record["olmes"]["olmes_result"] != row["exec_result"]
+    ]
     assert wrong == []
     with_humaneval = [(row, record) for row, record in checked if "passed_humaneval" in row]
     assert len(with_humaneval) == 226
-    assert [row["id"] for row, record in with_humaneval
-            if record["humaneval"]["passed"] != row["passed_humaneval"]] == []
+    assert [
+        row["id"]
+        for row, record in with_humaneval
+        if record["humaneval"]["passed"] != row["passed_humaneval"]
+    ] == []
 
 
 @requires_shared
@@ -183,8 +210,11 @@ def test_real_completions_passing_humaneval_and_failing_plus_by_name(dev_records
     for name in PASS_HUMANEVAL_FAIL_PLUS:
         assert records[name]["humaneval"]["passed"], name
         assert records[name]["olmes"]["olmes_result"] == "failed", name
-    named = {row["id"] for row, _ in dev_records if row.get("passed_humaneval")
-             and not row["passed"] and not row["timing_sensitive"]}
+    named = {
+        row["id"]
+        for row, _ in dev_records
+        if row.get("passed_humaneval") and not row["passed"] and not row["timing_sensitive"]
+    }
     assert named == set(PASS_HUMANEVAL_FAIL_PLUS)
 
 
@@ -192,10 +222,16 @@ def test_real_completions_passing_humaneval_and_failing_plus_by_name(dev_records
 def test_text_after_a_stop_string_is_not_run(mirror):
     # OLMES failed this answer on its own trailing asserts ("\n# Unit tests\nassert ...");
     # a backend stops at "\n#", and the filter cuts there too: what remains passes.
-    completion = next(r["completion"] for r in read_jsonl(OUTPUTS / "humaneval.jsonl")
-                      if r["id"] == "ldb-humaneval-seeds/normalized.jsonl#392")
-    doc = next(d for d in humanevalplus.load(path="evalplus/humanevalplus")["test"]
-               if d["task_id"] == "HumanEval/64")
+    completion = next(
+        r["completion"]
+        for r in read_jsonl(OUTPUTS / "humaneval.jsonl")
+        if r["id"] == "ldb-humaneval-seeds/normalized.jsonl#392"
+    )
+    doc = next(
+        d
+        for d in humanevalplus.load(path="evalplus/humanevalplus")["test"]
+        if d["task_id"] == "HumanEval/64"
+    )
     # its own assert that fails: "quickly" ends in y, so the function (rightly) says 3
     assert "\n# Unit tests\nassert vowels_count('abcde') == 2" in completion
     assert "assert vowels_count('quickly') == 2" in completion
@@ -211,11 +247,15 @@ def test_humaneval_only_passes_are_counted_end_to_end(mirror, tmp_path):
         key = outputs[name]["key"].replace("openai__openai_humaneval/default/test", PLUS)
         first_per_doc.setdefault(key, outputs[name]["completion"])
     file = tmp_path / "completions.jsonl"
-    file.write_text("".join(json.dumps({"key": k, "completion": c}) + "\n"
-                            for k, c in first_per_doc.items()))
+    file.write_text(
+        "".join(json.dumps({"key": k, "completion": c}) + "\n" for k, c in first_per_doc.items())
+    )
     # one sample per doc; the 151 other docs answer with nothing and fail both tests
-    out = replay_eval(["codex_humanevalplus_tulu_greedy"], f"completions={file},missing=empty",
-                      confirm_run_unsafe_code=True)
+    out = replay_eval(
+        ["codex_humanevalplus_tulu_greedy"],
+        f"completions={file},missing=empty",
+        confirm_run_unsafe_code=True,
+    )
     results = out["results"]["codex_humanevalplus_tulu_greedy"]
     assert len(first_per_doc) == 13
     assert results["passes_humaneval_fails_plus,execution"] == 13
@@ -223,8 +263,10 @@ def test_humaneval_only_passes_are_counted_end_to_end(mirror, tmp_path):
 
 
 # HumanEval/0 with numpy: returns a numpy.bool_
-NUMPY_SOLUTION = ("    import numpy as np\n    gaps = np.diff(np.sort(np.array(numbers)))\n"
-                  "    return np.any(gaps < threshold)\n")
+NUMPY_SOLUTION = (
+    "    import numpy as np\n    gaps = np.diff(np.sort(np.array(numbers)))\n"
+    "    return np.any(gaps < threshold)\n"
+)
 
 
 def one_doc(timeout):
@@ -235,8 +277,12 @@ def one_doc(timeout):
 @requires_shared
 def test_timeout_compilation_error_and_numpy_are_judged_as_olmes_does(mirror):
     doc = one_doc(timeout=2.0)
-    samples = ["    while True:\n        pass\n", "    return (\n", plus_docs()[0]["canonical_solution"],
-               NUMPY_SOLUTION]
+    samples = [
+        "    while True:\n        pass\n",
+        "    return (\n",
+        plus_docs()[0]["canonical_solution"],
+        NUMPY_SOLUTION,
+    ]
     loops, broken, good, numpy_scalar = humanevalplus.execute_samples([samples], [doc])[0]
     assert (loops["olmes"]["outcome"], loops["olmes"]["olmes_result"]) == ("timeout", "timed out")
     assert not loops["olmes"]["passed"] and loops["olmes"]["limit"] in ("cpu", "wall")
@@ -250,12 +296,19 @@ def test_timeout_compilation_error_and_numpy_are_judged_as_olmes_does(mirror):
 
 def test_process_results_counts_samples_passing_only_humaneval():
     def sample(plus, original):
-        return {"olmes": {"passed": plus}, "extracted": {"passed": plus},
-                "humaneval": {"passed": original}}
+        return {
+            "olmes": {"passed": plus},
+            "extracted": {"passed": plus},
+            "humaneval": {"passed": original},
+        }
 
     # 2 pass both, 3 pass HumanEval only, 1 passes HumanEval+ only, 4 fail both
-    samples = ([sample(True, True)] * 2 + [sample(False, True)] * 3 + [sample(True, False)]
-               + [sample(False, False)] * 4)
+    samples = (
+        [sample(True, True)] * 2
+        + [sample(False, True)] * 3
+        + [sample(True, False)]
+        + [sample(False, False)] * 4
+    )
     scores = humanevalplus.process_results({}, [samples])
     assert scores["passes_humaneval_fails_plus"] == 3
     assert scores["pass_at_1"] == pytest.approx(3 / 10)

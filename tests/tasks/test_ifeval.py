@@ -43,14 +43,18 @@ def test_a_missing_or_altered_punkt_file_is_one_clear_error(tmp_path, monkeypatc
         resources.verify(root)
     target.unlink()
     monkeypatch.setattr(resources, "data_dir", lambda: root)
-    with pytest.raises(resources.ResourceError,
-                       match="tokenizers/punkt_tab/english/sent_starters.txt .*not found"):
+    with pytest.raises(
+        resources.ResourceError, match="tokenizers/punkt_tab/english/sent_starters.txt .*not found"
+    ):
         resources.install_punkt()
 
 
 def _network_off() -> list[str]:
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False) \
-        if shutil.which("unshare") else None
+    probe = (
+        subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False)
+        if shutil.which("unshare")
+        else None
+    )
     if probe is not None and probe.returncode == 0:
         return ["unshare", "-n"]
     return []
@@ -80,17 +84,29 @@ def test_scores_offline_without_any_download(tmp_path):
     for name in resources.PUNKT_FILES:
         (decoy / name.rsplit("/", 1)[-1]).write_text("")
     env = {**os.environ, "NLTK_DATA": str(tmp_path / "decoy"), "HOME": str(tmp_path)}
-    run = subprocess.run([*_network_off(), sys.executable, "-c", OFFLINE_SCRIPT], env=env,
-                         capture_output=True, text=True, timeout=300, check=False)
+    run = subprocess.run(
+        [*_network_off(), sys.executable, "-c", OFFLINE_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     record = json.loads(run.stdout.strip().splitlines()[-1])
     assert record["strict"] == [True, True, False]
 
 
 def test_metrics_from_one_record():
-    record = {"instruction_id_list": ["punctuation:no_comma", "keywords:frequency",
-                                      "punctuation:no_comma"],
-              "strict": [True, False, False], "loose": [True, True, True]}
+    record = {
+        "instruction_id_list": [
+            "punctuation:no_comma",
+            "keywords:frequency",
+            "punctuation:no_comma",
+        ],
+        "strict": [True, False, False],
+        "loose": [True, True, True],
+    }
     scores = tasks_ifeval.process_results({}, [record])
     assert scores["prompt_level_strict_acc"] == 0.0 and scores["prompt_level_loose_acc"] == 1.0
     assert scores["inst_level_strict_acc"] == [True, False, False]
@@ -108,16 +124,24 @@ def test_a_doc_that_never_finishes_is_cut_off(monkeypatch):
 
     monkeypatch.setattr(tasks_ifeval, "DOC_TIMEOUT", 1.0)
     monkeypatch.setattr(tasks_ifeval, "_judge", lambda job: time.sleep(30))
-    doc = {"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_comma"] * 2,
-           "kwargs": [{}, {}]}
+    doc = {
+        "key": 1,
+        "prompt": "p",
+        "instruction_id_list": ["punctuation:no_comma"] * 2,
+        "kwargs": [{}, {}],
+    }
     [record] = tasks_ifeval.score_docs([["No commas"]], [doc])
     assert record["strict"] == record["loose"] == [False, False]
     assert record["scoring_failure"] == "hard time bound 1s"
 
 
 def test_a_malformed_row_is_one_clear_error(tmp_path, monkeypatch):
-    good = {"key": 1, "prompt": "p", "instruction_id_list": ["punctuation:no_comma"],
-            "kwargs": [{}]}
+    good = {
+        "key": 1,
+        "prompt": "p",
+        "instruction_id_list": ["punctuation:no_comma"],
+        "kwargs": [{}],
+    }
     bad = {**good, "key": 2, "instruction_id_list": ["punctuation:no_comma", "x:y"]}
     folder = tmp_path / "google__IFEval" / "default"
     folder.mkdir(parents=True)
@@ -135,16 +159,19 @@ def test_a_malformed_row_is_one_clear_error(tmp_path, monkeypatch):
 def test_task_settings_are_olmes(mirror):
     task = task_manager().load(["ifeval_tulu"])["tasks"]["ifeval_tulu"]
     assert len(task.eval_docs) == 541
-    olmes = next(r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
-                 if r["task"] == "ifeval::tulu")
+    olmes = next(
+        r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl") if r["task"] == "ifeval::tulu"
+    )
     gen = dict(task.config.generation_kwargs)
     assert gen.pop("until") == olmes["stop_sequences"] == []
     expected = {k: v for k, v in olmes["generation_kwargs"].items() if k != "truncate_context"}
     assert gen == expected == {"max_gen_toks": 2048, "do_sample": False, "temperature": 0.0}
     assert olmes["assistant_prefix"] == "" and olmes["repeats"] == 1
     assert task.config.num_fewshot == 0 and not task.config.description
-    assert task.config.metadata["primary"] == {"metric": "prompt_level_loose_acc",
-                                               "filter": "olmes"}
+    assert task.config.metadata["primary"] == {
+        "metric": "prompt_level_loose_acc",
+        "filter": "olmes",
+    }
 
 
 @requires_shared
@@ -157,8 +184,11 @@ def test_olmes_copy_of_the_data_is_a_documented_option(mirror):
 @requires_shared
 def test_messages_for_all_541_prompts(mirror):
     rows = read_jsonl(IFEVAL_ROWS)
-    olmes = {r["key"]: r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
-             if r["task"] == "ifeval::tulu"}
+    olmes = {
+        r["key"]: r
+        for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
+        if r["task"] == "ifeval::tulu"
+    }
     assert len(olmes) == 100
     instances = chat_requests("ifeval_tulu")
     assert len(instances) == len(rows) == 541
@@ -176,8 +206,9 @@ def test_messages_for_all_541_prompts(mirror):
 
 
 def _real_cases():
-    docs = {f"google__IFEval/default/train#{i}": row
-            for i, row in enumerate(read_jsonl(IFEVAL_ROWS))}
+    docs = {
+        f"google__IFEval/default/train#{i}": row for i, row in enumerate(read_jsonl(IFEVAL_ROWS))
+    }
     completions = {row["id"]: row for row in read_jsonl(OUTPUTS / "ifeval.jsonl")}
     return docs, completions
 
@@ -192,15 +223,18 @@ def test_olmes_verdicts_on_every_real_response_available():
         record = checkers.score_response(docs[row["key"]], completions[row["id"]]["completion"])
         assert record["instruction_id_list"] == row["instruction_id_list"]
         assert (record["strict"], record["loose"]) == (
-            row["inst_level_strict"], row["inst_level_loose"]), row["id"]
+            row["inst_level_strict"],
+            row["inst_level_loose"],
+        ), row["id"]
         assert (all(record["strict"]), all(record["loose"])) == (
-            row["prompt_level_strict"], row["prompt_level_loose"]), row["id"]
+            row["prompt_level_strict"],
+            row["prompt_level_loose"],
+        ), row["id"]
 
 
 @requires_shared
 def test_end_to_end_with_replay_on_the_541_gpt4_responses(mirror):
-    out = replay_eval(["ifeval_tulu"], f"completions={OUTPUTS / 'ifeval.jsonl'}",
-                      log_samples=True)
+    out = replay_eval(["ifeval_tulu"], f"completions={OUTPUTS / 'ifeval.jsonl'}", log_samples=True)
     results = out["results"]["ifeval_tulu"]
     samples = out["samples"]["ifeval_tulu"]
     records = [s["filtered_resps"][0] for s in samples]
@@ -209,11 +243,15 @@ def test_end_to_end_with_replay_on_the_541_gpt4_responses(mirror):
     assert sum(all(r["loose"]) for r in records) == 431
     assert results["prompt_level_strict_acc,olmes"] == pytest.approx(417 / 541)
     assert results["prompt_level_loose_acc,olmes"] == pytest.approx(431 / 541)
-    verdicts = [(iid, s, lo) for r in records
-                for iid, s, lo in zip(r["instruction_id_list"], r["strict"], r["loose"])]
+    verdicts = [
+        (iid, s, lo)
+        for r in records
+        for iid, s, lo in zip(r["instruction_id_list"], r["strict"], r["loose"])
+    ]
     assert len(verdicts) == 834
     assert results["inst_level_loose_acc,olmes"] == pytest.approx(
-        sum(lo for _, _, lo in verdicts) / 834)
+        sum(lo for _, _, lo in verdicts) / 834
+    )
     for iid in checkers.INSTRUCTION_TYPES:
         loose = [lo for i, _, lo in verdicts if i == iid]
         assert results[f"{iid}_loose_acc,olmes"] == pytest.approx(sum(loose) / len(loose))

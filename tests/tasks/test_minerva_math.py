@@ -21,8 +21,13 @@ from tests.conftest import (
 )
 
 SUBJECTS = [
-    "algebra", "counting_and_probability", "geometry", "intermediate_algebra",
-    "number_theory", "prealgebra", "precalculus",
+    "algebra",
+    "counting_and_probability",
+    "geometry",
+    "intermediate_algebra",
+    "number_theory",
+    "prealgebra",
+    "precalculus",
 ]
 SIZES = [1187, 474, 479, 903, 540, 871, 546]
 
@@ -67,13 +72,18 @@ _real_score_one = tasks_math._score_one
 def test_a_scorer_that_never_returns_cannot_stall_the_run(mirror, tmp_path, monkeypatch):
     monkeypatch.setattr(tasks_math, "_score_one", _spin_on_marker)
     monkeypatch.setattr(tasks_math, "DOC_TIMEOUT", 2.0)
-    rows = [{"key": "EleutherAI__hendrycks_math/algebra/test#0", "completion": "SPIN"},
-            {"key": "EleutherAI__hendrycks_math/algebra/test#1",
-             "completion": "Final Answer: The final answer is $6$. I hope it is correct."}]
+    rows = [
+        {"key": "EleutherAI__hendrycks_math/algebra/test#0", "completion": "SPIN"},
+        {
+            "key": "EleutherAI__hendrycks_math/algebra/test#1",
+            "completion": "Final Answer: The final answer is $6$. I hope it is correct.",
+        },
+    ]
     file = tmp_path / "c.jsonl"
     file.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = replay_eval(["minerva_math_tulu_algebra"], f"completions={file}", limit=2,
-                      log_samples=True)
+    out = replay_eval(
+        ["minerva_math_tulu_algebra"], f"completions={file}", limit=2, log_samples=True
+    )
     records = [s["filtered_resps"][0] for s in out["samples"]["minerva_math_tulu_algebra"]]
     assert records[0]["scoring_failure"] == "hard time bound 2s"
     assert records[0]["exact_match_flex"] == 0
@@ -82,15 +92,22 @@ def test_a_scorer_that_never_returns_cannot_stall_the_run(mirror, tmp_path, monk
 
 @requires_shared
 def test_pathological_completions_score_through_lm_eval(mirror, tmp_path):
-    nasty = ["$10^{10^{10}}$ \\boxed{10^{10^{10}}}", "x" * 100_000, "",
-             "\\boxed{" * 500 + "1" + "}" * 500,
-             "Final Answer: The final answer is $9^{9^{9^{9}}}$. I hope it is correct."]
-    rows = [{"key": f"EleutherAI__hendrycks_math/algebra/test#{i}", "completion": c}
-            for i, c in enumerate(nasty)]
+    nasty = [
+        "$10^{10^{10}}$ \\boxed{10^{10^{10}}}",
+        "x" * 100_000,
+        "",
+        "\\boxed{" * 500 + "1" + "}" * 500,
+        "Final Answer: The final answer is $9^{9^{9^{9}}}$. I hope it is correct.",
+    ]
+    rows = [
+        {"key": f"EleutherAI__hendrycks_math/algebra/test#{i}", "completion": c}
+        for i, c in enumerate(nasty)
+    ]
     file = tmp_path / "c.jsonl"
     file.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = replay_eval(["minerva_math_tulu_algebra"], f"completions={file}", limit=len(nasty),
-                      log_samples=True)
+    out = replay_eval(
+        ["minerva_math_tulu_algebra"], f"completions={file}", limit=len(nasty), log_samples=True
+    )
     records = [s["filtered_resps"][0] for s in out["samples"]["minerva_math_tulu_algebra"]]
     assert len(records) == len(nasty)
     assert all(r["exact_match"] == 0 and r["exact_match_flex"] == 0 for r in records)
@@ -102,7 +119,8 @@ def test_reference_solutions_of_all_5000_docs(mirror):
     results = out["results"]["minerva_math_tulu"]
     flex_misses = sorted(
         s["doc"]["doc_key"]
-        for name, samples in out["samples"].items() for s in samples
+        for name, samples in out["samples"].items()
+        for s in samples
         if s["filtered_resps"][0]["exact_match_flex"] != 1
     )
     # Reference solutions have no "Final Answer" line: OLMES strict gives 0 everywhere.
@@ -113,8 +131,16 @@ def test_reference_solutions_of_all_5000_docs(mirror):
     assert results["exact_match_flex_micro,olmes"] == 1.0
     assert results["math_verify_micro,olmes"] == 1.0
     record = out["samples"]["minerva_math_tulu_algebra"][0]["filtered_resps"][0]
-    assert {"gold", "strict_answer", "exact_match", "exact_match_flex", "model_answer",
-            "math_verify_answer", "math_verify", "timeouts"} <= set(record)
+    assert {
+        "gold",
+        "strict_answer",
+        "exact_match",
+        "exact_match_flex",
+        "model_answer",
+        "math_verify_answer",
+        "math_verify",
+        "timeouts",
+    } <= set(record)
 
 
 # ------------------------------------------------------------ few-shot exemplars
@@ -149,8 +175,11 @@ def test_four_shots_from_lm_eval_0_4_3_with_quirks():
 @requires_shared
 def test_shots_equal_olmes_turns_of_every_math_request():
     expected = shot_turns(RECORD["samples"])
-    math_requests = [r for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
-                     if r["task"].startswith("minerva_math")]
+    math_requests = [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev.jsonl")
+        if r["task"].startswith("minerva_math")
+    ]
     assert len(math_requests) == 1187 + 871 + 100
     for request in math_requests:
         assert request["messages"][:8] == expected, request["key"]

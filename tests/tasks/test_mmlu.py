@@ -21,8 +21,13 @@ from tests.conftest import (
 )
 from tests.tasks.conftest import replay_file, sha
 
-DEV_SUBJECTS = ["abstract_algebra", "anatomy", "college_computer_science", "global_facts",
-                "high_school_european_history"]
+DEV_SUBJECTS = [
+    "abstract_algebra",
+    "anatomy",
+    "college_computer_science",
+    "global_facts",
+    "high_school_european_history",
+]
 
 
 def generator():
@@ -42,8 +47,11 @@ def subjects():
 
 @pytest.fixture(scope="module")
 def dev_built(module_mirror):
-    return {key: insts for s in DEV_SUBJECTS
-            for key, insts in by_doc(chat_requests(f"mmlu_mc_tulu_{s}")).items()}
+    return {
+        key: insts
+        for s in DEV_SUBJECTS
+        for key, insts in by_doc(chat_requests(f"mmlu_mc_tulu_{s}")).items()
+    }
 
 
 def test_the_generated_yamls_are_in_sync_with_the_generator():
@@ -68,11 +76,17 @@ def test_both_groups_build_through_lm_eval(mirror):
 
 
 def test_mc_prompt_and_verdict_on_a_hand_written_doc():
-    doc = {"doc_key": "cais__mmlu/high_school_us_history/dev#0", "question": "Q?",
-           "choices": ["a", "b", "c", "d"], "answer": 1}
+    doc = {
+        "doc_key": "cais__mmlu/high_school_us_history/dev#0",
+        "question": "Q?",
+        "choices": ["a", "b", "c", "d"],
+        "answer": 1,
+    }
     body = "Question: Q?\n A. a\n B. b\n C. c\n D. d\nAnswer:"
-    assert mmlu.doc_to_text(doc) == ("The following are multiple choice questions (with answers) "
-                                     "about high school us history.\n\n" + body)
+    assert mmlu.doc_to_text(doc) == (
+        "The following are multiple choice questions (with answers) "
+        "about high school us history.\n\n" + body
+    )
     assert mmlu.doc_to_text({**doc, "doc_key": "cais__mmlu/virology/test#0"}) == body
     tie = mmlu.process_results_mc(doc, [(-1.0, False), (-1.0, False), (-2.0, False), (-9, False)])
     assert tie["acc_raw"] == 0.0 and tie["sum_logits_corr"] == -1.0  # first maximum wins
@@ -82,8 +96,11 @@ def test_mc_prompt_and_verdict_on_a_hand_written_doc():
 
 @requires_shared
 def test_requests_identical_to_olmes_on_every_dev_record(dev_built):
-    records = [r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
-               if r["task"].startswith("mmlu_")]
+    records = [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
+        if r["task"].startswith("mmlu_")
+    ]
     assert len(records) == 600
     for ref in records:
         insts = dev_built[ref["key"]]
@@ -112,7 +129,8 @@ def test_every_doc_of_every_subject_renders(module_mirror):
             assert [m["role"] for m in messages] == ["user", "assistant"] * 5 + ["user"]
             assert messages[0]["content"].startswith(
                 "The following are multiple choice questions (with answers) about "
-                f"{subject.replace('_', ' ')}.\n\nQuestion: {shots[0]['question']}\n A. ")
+                f"{subject.replace('_', ' ')}.\n\nQuestion: {shots[0]['question']}\n A. "
+            )
             assert [m["content"] for m in messages[1:10:2]] == ["ABCD"[s["answer"]] for s in shots]
             lines = "\n".join(f" {'ABCD'[j]}. {c}" for j, c in enumerate(row["choices"]))
             assert messages[-1]["content"] == f"Question: {row['question']}\n{lines}\nAnswer:"
@@ -125,16 +143,18 @@ def test_every_doc_of_every_subject_renders(module_mirror):
 def test_zero_shot_puts_the_description_on_the_only_turn(module_mirror):
     inst = chat_requests("mmlu_mc_tulu_anatomy", num_fewshot=0)[0]
     (message,) = json.loads(inst.args[0])
-    assert message["content"].startswith("The following are multiple choice questions (with "
-                                         "answers) about anatomy.\n\nQuestion: ")
+    assert message["content"].startswith(
+        "The following are multiple choice questions (with answers) about anatomy.\n\nQuestion: "
+    )
 
 
 @pytest.fixture(scope="module")
 def olmes_scores():
     if not OLMES_REF.is_dir():
         pytest.skip(f"OLMES reference files not found at {OLMES_REF}")
-    return [r for r in read_jsonl(OLMES_REF / "scores_dev_mc.jsonl")
-            if r["task"].startswith("mmlu_")]
+    return [
+        r for r in read_jsonl(OLMES_REF / "scores_dev_mc.jsonl") if r["task"].startswith("mmlu_")
+    ]
 
 
 OLMES_ONLY = ("id", "key", "task", "scenario", "inputs", "predicted_index_uncond", "acc_uncond")
@@ -146,14 +166,16 @@ def test_olmes_mc_metrics_on_every_verdict_row(dev_built, olmes_scores):
     for row in olmes_scores:
         doc = dev_built[row["key"]][0].doc
         inputs = row["inputs"]
-        full = mc_scores(inputs["sum_logits"], inputs["continuations_chat"], doc["answer"],
-                         inputs["num_tokens"])  # with OLMES's token counts: every field
+        full = mc_scores(
+            inputs["sum_logits"], inputs["continuations_chat"], doc["answer"], inputs["num_tokens"]
+        )  # with OLMES's token counts: every field
         assert full == {k: v for k, v in row.items() if k not in OLMES_ONLY}, row["id"]
         hook = mmlu.process_results_mc(doc, [(v, False) for v in inputs["sum_logits"]])
         for name in mmlu.MC_METRICS:
             assert hook[name] == row[name], (row["id"], name)
     assert {"tie_gold_later", "near_tie_1e-12", "token_count_flip", "no_answer_-999"} <= {
-        row["scenario"] for row in olmes_scores}
+        row["scenario"] for row in olmes_scores
+    }
 
 
 @requires_shared
@@ -164,10 +186,15 @@ def test_end_to_end_replay_reproduces_olmes_aggregates(mirror, dev_built, olmes_
         task = f"mmlu_mc_tulu_{row['key'].split('/')[1]}"
         samples.setdefault(task, []).append(insts[0].doc_id)
         per_task.setdefault(task, []).append((insts[0].doc_id, row))
-        rows += [{"key": row["key"], "continuation": inst.args[1], "loglikelihood": value}
-                 for inst, value in zip(insts, row["inputs"]["sum_logits"], strict=True)]
-    out = replay_eval(sorted(samples), {"completions": replay_file(tmp_path, rows)},
-                      samples={t: sorted(ids) for t, ids in samples.items()})
+        rows += [
+            {"key": row["key"], "continuation": inst.args[1], "loglikelihood": value}
+            for inst, value in zip(insts, row["inputs"]["sum_logits"], strict=True)
+        ]
+    out = replay_eval(
+        sorted(samples),
+        {"completions": replay_file(tmp_path, rows)},
+        samples={t: sorted(ids) for t, ids in samples.items()},
+    )
     for task, entries in per_task.items():
         ordered = [row for _, row in sorted(entries, key=lambda e: e[0])]
         for metric in mmlu.MC_METRICS:
@@ -188,11 +215,18 @@ def test_group_reports_macro_and_micro_means(mirror, tmp_path):
             if doc_id == count:
                 break
             best = doc["answer"] if subject == "anatomy" else (doc["answer"] + 1) % 4
-            rows += [{"task": task, "doc_id": doc_id, "continuation": letter,
-                      "loglikelihood": -0.5 if i == best else -3.0}
-                     for i, letter in enumerate("ABCD")]
-    out = replay_eval(["mmlu_mc_tulu"], {"completions": replay_file(tmp_path, rows)},
-                      samples=samples)
+            rows += [
+                {
+                    "task": task,
+                    "doc_id": doc_id,
+                    "continuation": letter,
+                    "loglikelihood": -0.5 if i == best else -3.0,
+                }
+                for i, letter in enumerate("ABCD")
+            ]
+    out = replay_eval(
+        ["mmlu_mc_tulu"], {"completions": replay_file(tmp_path, rows)}, samples=samples
+    )
     group = out["results"]["mmlu_mc_tulu"]
     assert out["results"]["mmlu_mc_tulu_anatomy"]["acc_raw,none"] == 1.0
     assert group["acc_raw,none"] == pytest.approx(1 / 57)
@@ -209,23 +243,30 @@ def test_cot_prompt_is_olmes_summarize(module_mirror):
     (message,) = json.loads(inst.args[0])
     row = read_jsonl(DATA_DIR / "cais__mmlu/global_facts/test.jsonl")[0]
     choices = "".join(f" {'ABCD'[i]}. {c}\n" for i, c in enumerate(row["choices"]))
-    assert message == {"role": "user", "content": (
-        "The following are multiple choice questions about global facts. Summarize your "
-        "reasoning concisely, then conclude with 'Therefore, the answer is: X' where X is one "
-        f"of A, B, C, or D.\n\nQuestion: {row['question']}\n{choices}")}
+    assert message == {
+        "role": "user",
+        "content": (
+            "The following are multiple choice questions about global facts. Summarize your "
+            "reasoning concisely, then conclude with 'Therefore, the answer is: X' where X is one "
+            f"of A, B, C, or D.\n\nQuestion: {row['question']}\n{choices}"
+        ),
+    }
     until, kwargs = inst.args[1]["until"], inst.args[1]
     assert until == ["Question:"] and kwargs["max_gen_toks"] == 512 and not kwargs["do_sample"]
 
 
-@pytest.mark.parametrize("text, answer, fmt", [
-    ("Reasoning...\nTherefore, the answer is: C", "C", 0.0),
-    ("therefore the answer is (b).", "B", 0.0),
-    ("The answer is a good guess", "A", 0.0),          # OLMES quirk: "is a" reads as A
-    ("Option D is correct.", "D", 0.0),
-    ("I pick (B) here", "B", 0.0),
-    ("No letter on this line\nA or B, but B.\nD", "B", 0.0),  # first line with one, its last
-    ("nothing to see", "", 1.0),                       # OLMES leaves 1.0 when nothing matched
-])
+@pytest.mark.parametrize(
+    "text, answer, fmt",
+    [
+        ("Reasoning...\nTherefore, the answer is: C", "C", 0.0),
+        ("therefore the answer is (b).", "B", 0.0),
+        ("The answer is a good guess", "A", 0.0),  # OLMES quirk: "is a" reads as A
+        ("Option D is correct.", "D", 0.0),
+        ("I pick (B) here", "B", 0.0),
+        ("No letter on this line\nA or B, but B.\nD", "B", 0.0),  # first line with one, its last
+        ("nothing to see", "", 1.0),  # OLMES leaves 1.0 when nothing matched
+    ],
+)
 def test_cot_extraction_is_olmes_backup_patterns(text, answer, fmt):
     assert extract_cot_letter(text) == {"answer": answer, "answer_format_correct": fmt}
 
@@ -241,12 +282,14 @@ def test_cot_extraction_is_linear_on_a_long_line():
 @requires_shared
 def test_cot_end_to_end_with_replay(mirror, tmp_path):
     docs = [inst.doc for inst in chat_requests("mmlu_cot_tulu_anatomy")[:4]]
-    texts = ["Therefore, the answer is: {}", "Therefore, the answer is: {}.",
-             "It is ({}).", "Hmm."]
-    rows = [{"key": doc["doc_key"], "completion": text.format("ABCD"[doc["answer"]])}
-            for doc, text in zip(docs, texts)]
-    out = replay_eval(["mmlu_cot_tulu_anatomy"], {"completions": replay_file(tmp_path, rows)},
-                      limit=4)
+    texts = ["Therefore, the answer is: {}", "Therefore, the answer is: {}.", "It is ({}).", "Hmm."]
+    rows = [
+        {"key": doc["doc_key"], "completion": text.format("ABCD"[doc["answer"]])}
+        for doc, text in zip(docs, texts)
+    ]
+    out = replay_eval(
+        ["mmlu_cot_tulu_anatomy"], {"completions": replay_file(tmp_path, rows)}, limit=4
+    )
     result = out["results"]["mmlu_cot_tulu_anatomy"]
     assert result["exact_match,none"] == 0.75
     assert result["answer_format_correct,none"] == 0.25

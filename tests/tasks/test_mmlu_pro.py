@@ -37,7 +37,9 @@ MIRROR = DATA_DIR / "TIGER-Lab__MMLU-Pro/default"
 
 
 def generator():
-    spec = importlib.util.spec_from_file_location("gen", REPO / "tasks/mmlu_pro/_generate_configs.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen", REPO / "tasks/mmlu_pro/_generate_configs.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -62,8 +64,11 @@ def task_name(olmes_task: str) -> str:
 def olmes_requests():
     if not OLMES_REF.is_dir():
         pytest.skip(f"OLMES reference files not found at {OLMES_REF}")
-    return [r for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl")
-            if r["task"].startswith("mmlu_pro_")]
+    return [
+        r
+        for r in read_jsonl(OLMES_REF / "requests_dev_unseen.jsonl")
+        if r["task"].startswith("mmlu_pro_")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +84,13 @@ def built(loaded):
     out = {}
     for group in loaded.values():
         for name, task in group["tasks"].items():
-            task.build_all_requests(rank=0, world_size=1, apply_chat_template=True,
-                                    fewshot_as_multiturn=True, chat_template=json_template)
+            task.build_all_requests(
+                rank=0,
+                world_size=1,
+                apply_chat_template=True,
+                fewshot_as_multiturn=True,
+                chat_template=json_template,
+            )
             out[name] = by_doc(task.instances)
     return out
 
@@ -111,8 +121,9 @@ def test_the_generated_yamls_are_in_sync_with_the_generator():
 
 @requires_shared
 def test_categories_are_olmes_list_in_olmes_order(olmes_requests, rows):
-    olmes_order = list(dict.fromkeys(r["task"].split(":")[0].removeprefix("mmlu_pro_")
-                                     for r in olmes_requests))
+    olmes_order = list(
+        dict.fromkeys(r["task"].split(":")[0].removeprefix("mmlu_pro_") for r in olmes_requests)
+    )
     assert olmes_order == list(CATEGORIES)
     assert {row["category"] for row in rows["test"]} == set(CATEGORIES)
 
@@ -156,9 +167,15 @@ def test_every_doc_of_every_category_renders(built, rows):
         assert list(tulu) == keys == list(llama)
         shot_turns = []
         for shot in shots:
-            shot_turns += [{"role": "user", "content": llama31_turn(shot)},
-                           {"role": "assistant", "content": shot["cot_content"].removeprefix(
-                               "A: Let's think step by step.").strip()}]
+            shot_turns += [
+                {"role": "user", "content": llama31_turn(shot)},
+                {
+                    "role": "assistant",
+                    "content": shot["cot_content"]
+                    .removeprefix("A: Let's think step by step.")
+                    .strip(),
+                },
+            ]
         for key, (_, row) in zip(keys, picked):
             (message,) = json.loads(tulu[key][0].args[0])
             assert message == {"role": "user", "content": tulu3_turn(row)}
@@ -168,21 +185,25 @@ def test_every_doc_of_every_category_renders(built, rows):
 
 def tulu3_turn(row: dict) -> str:
     options = "".join(f" ({'ABCDEFGHIJ'[i]}) {o}\n" for i, o in enumerate(row["options"]))
-    return ('Answer the following multiple-choice question by giving the correct answer letter '
-            'in parentheses. Provide CONCISE reasoning for the answer, and make sure to finish '
-            'the response with "Therefore, the answer is (ANSWER_LETTER)" where (ANSWER_LETTER) '
-            f"is one of (A), (B), (C), (D), (E), etc.\n\nQuestion: {row['question']}\n{options}"
-            "\nAnswer the above question and REMEMBER to finish your response with the exact "
-            'phrase "Therefore, the answer is (ANSWER_LETTER)" where (ANSWER_LETTER) is one of '
-            "(A), (B), (C), (D), (E), etc.")
+    return (
+        "Answer the following multiple-choice question by giving the correct answer letter "
+        "in parentheses. Provide CONCISE reasoning for the answer, and make sure to finish "
+        'the response with "Therefore, the answer is (ANSWER_LETTER)" where (ANSWER_LETTER) '
+        f"is one of (A), (B), (C), (D), (E), etc.\n\nQuestion: {row['question']}\n{options}"
+        "\nAnswer the above question and REMEMBER to finish your response with the exact "
+        'phrase "Therefore, the answer is (ANSWER_LETTER)" where (ANSWER_LETTER) is one of '
+        "(A), (B), (C), (D), (E), etc."
+    )
 
 
 def llama31_turn(row: dict) -> str:
     options = "".join(f" {'ABCDEFGHIJ'[i]}. {o}\n" for i, o in enumerate(row["options"]))
-    return ("Given the following question and candidate answers, choose the best answer.\n"
-            f"Question: {row['question']}\n{options}\nYour response should end with \"The "
-            'answer is [the_answer_letter]." where the [the_answer_letter] is a letter from the '
-            "provided choices.\n\nLet's think step by step.")
+    return (
+        "Given the following question and candidate answers, choose the best answer.\n"
+        f'Question: {row["question"]}\n{options}\nYour response should end with "The '
+        'answer is [the_answer_letter]." where the [the_answer_letter] is a letter from the '
+        "provided choices.\n\nLet's think step by step."
+    )
 
 
 def test_an_unknown_category_is_one_clear_error(mirror):
@@ -198,8 +219,11 @@ VERDICT_FIELDS = ("exact_match", "exact_match_simple", "answer_format_correct", 
 
 @requires_shared
 def test_olmes_verdicts_on_every_mmlu_pro_row():
-    rows = [r for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
-            if r["task"].startswith("mmlu_pro_")]
+    rows = [
+        r
+        for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
+        if r["task"].startswith("mmlu_pro_")
+    ]
     assert len(rows) == 10
     for row in rows:
         assert hashlib.sha256(row["completion"].encode()).hexdigest() == row["sha256"]
@@ -208,60 +232,100 @@ def test_olmes_verdicts_on_every_mmlu_pro_row():
     assert {r["answer_format_correct"] for r in rows} == {0.0, 0.5, 1.0}
 
 
-@pytest.mark.parametrize("text, label, answer, fmt, em, simple", [
-    # 1. the exact phrase, case-sensitive, LAST occurrence
-    ("Therefore, the answer is (H).", "H", "H", 1.0, 1.0, 1.0),
-    ("Therefore, the answer is (A). Re-checking: Therefore, the answer is (H)", "H", "H", 1.0, 1, 1),
-    ("Therefore, the answer is (J)", "J", "J", 1.0, 1.0, 1.0),  # ten options: A-J
-    # 2. no exact phrase: 0.5 and the FIRST case-insensitive "answer is"
-    ("therefore, the answer is (H).", "H", "H", 0.5, 1.0, 1.0),   # lower-case "therefore"
-    ("Therefore, the answer is H.", "H", "H", 0.5, 1.0, 1.0),     # no parentheses
-    ("The answer is: (H)", "H", "H", 0.5, 1.0, 1.0),
-    ("First the answer is (A); no, the answer is (H).", "H", "A", 0.5, 0.0, 0.0),
-    ("The answer is definitely (B).", "D", "d", 0.5, 1.0, 0.0),   # "definitely" reads as d
-    ("Therefore, the answer is (H )", "H", "H", 0.5, 1.0, 1.0),
-    # 3. then `.*[aA]nswer:\s*X`: the last "answer:" on the first line with one
-    ("Answer: B", "B", "B", 0.5, 1.0, 1.0),
-    ("Answer: A, or Answer: B\nAnswer: C", "C", "B", 0.5, 0.0, 0.0),
-    ("Final answer:\n\n  C", "C", "C", 0.5, 1.0, 1.0),            # \s crosses newlines
-    ("Answer: Answer: B", "B", "B", 0.5, 1.0, 1.0),               # overlapping starts
-    ("Answer: c", "C", "", 0.0, 0.0, 0.0),                        # [A-J] is upper case here
-    # 4. then 0 and the last standalone capital A-J anywhere (or "")
-    ("Options A and H both fit.\nI think H.", "H", "H", 0.0, 1.0, 1.0),
-    ("It is H, I guess", "H", "I", 0.0, 0.0, 0.0),                # the pronoun is option I
-    ("Therefore, the answer is **(H)**.", "H", "H", 0.0, 1.0, 1.0),
-    ("Therefore, the answer is (K).", "K", "", 0.0, 0.0, 0.0),    # K is out of range
-    ("", "A", "", 0.0, 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "text, label, answer, fmt, em, simple",
+    [
+        # 1. the exact phrase, case-sensitive, LAST occurrence
+        ("Therefore, the answer is (H).", "H", "H", 1.0, 1.0, 1.0),
+        (
+            "Therefore, the answer is (A). Re-checking: Therefore, the answer is (H)",
+            "H",
+            "H",
+            1.0,
+            1,
+            1,
+        ),
+        ("Therefore, the answer is (J)", "J", "J", 1.0, 1.0, 1.0),  # ten options: A-J
+        # 2. no exact phrase: 0.5 and the FIRST case-insensitive "answer is"
+        ("therefore, the answer is (H).", "H", "H", 0.5, 1.0, 1.0),  # lower-case "therefore"
+        ("Therefore, the answer is H.", "H", "H", 0.5, 1.0, 1.0),  # no parentheses
+        ("The answer is: (H)", "H", "H", 0.5, 1.0, 1.0),
+        ("First the answer is (A); no, the answer is (H).", "H", "A", 0.5, 0.0, 0.0),
+        ("The answer is definitely (B).", "D", "d", 0.5, 1.0, 0.0),  # "definitely" reads as d
+        ("Therefore, the answer is (H )", "H", "H", 0.5, 1.0, 1.0),
+        # 3. then `.*[aA]nswer:\s*X`: the last "answer:" on the first line with one
+        ("Answer: B", "B", "B", 0.5, 1.0, 1.0),
+        ("Answer: A, or Answer: B\nAnswer: C", "C", "B", 0.5, 0.0, 0.0),
+        ("Final answer:\n\n  C", "C", "C", 0.5, 1.0, 1.0),  # \s crosses newlines
+        ("Answer: Answer: B", "B", "B", 0.5, 1.0, 1.0),  # overlapping starts
+        ("Answer: c", "C", "", 0.0, 0.0, 0.0),  # [A-J] is upper case here
+        # 4. then 0 and the last standalone capital A-J anywhere (or "")
+        ("Options A and H both fit.\nI think H.", "H", "H", 0.0, 1.0, 1.0),
+        ("It is H, I guess", "H", "I", 0.0, 0.0, 0.0),  # the pronoun is option I
+        ("Therefore, the answer is **(H)**.", "H", "H", 0.0, 1.0, 1.0),
+        ("Therefore, the answer is (K).", "K", "", 0.0, 0.0, 0.0),  # K is out of range
+        ("", "A", "", 0.0, 0.0, 0.0),
+    ],
+)
 def test_tulu3_cascade(text, label, answer, fmt, em, simple):
     assert answers.score(text, label, TULU3_FORMAT) == {
-        "exact_match": em, "exact_match_simple": simple, "answer_format_correct": fmt,
-        "model_answer": answer}
+        "exact_match": em,
+        "exact_match_simple": simple,
+        "answer_format_correct": fmt,
+        "model_answer": answer,
+    }
 
 
-@pytest.mark.parametrize("text, answer, fmt", [
-    ("The answer is H.", "H", 1.0),
-    ("The answer is (H).", "H", 1.0),
-    ("The answer is: H", "H", 1.0),
-    ("The answer is A. No wait. The answer is H.", "H", 1.0),   # last
-    ("The answer is Hydrogen; The answer is (B)", "B", 1.0),     # \b skips the first
-    ("The answer is Hydrogen", "H", 0.5),
-    ("the answer is H", "H", 0.5),                               # lower-case "the"
-    ("So the answer is definitely B", "d", 0.5),
-    ("Therefore, the answer is (H).", "H", 0.5),                 # the tulu3 phrase is not it
-    ("Answer: H", "H", 0.5),
-    ("The answer is (K).", "", 0.0),
-])
+@pytest.mark.parametrize(
+    "text, answer, fmt",
+    [
+        ("The answer is H.", "H", 1.0),
+        ("The answer is (H).", "H", 1.0),
+        ("The answer is: H", "H", 1.0),
+        ("The answer is A. No wait. The answer is H.", "H", 1.0),  # last
+        ("The answer is Hydrogen; The answer is (B)", "B", 1.0),  # \b skips the first
+        ("The answer is Hydrogen", "H", 0.5),
+        ("the answer is H", "H", 0.5),  # lower-case "the"
+        ("So the answer is definitely B", "d", 0.5),
+        ("Therefore, the answer is (H).", "H", 0.5),  # the tulu3 phrase is not it
+        ("Answer: H", "H", 0.5),
+        ("The answer is (K).", "", 0.0),
+    ],
+)
 def test_llama31_cascade(text, answer, fmt):
     assert answers.extract_answer(text, LLAMA31_FORMAT) == {
-        "answer": answer, "answer_format_correct": fmt}
+        "answer": answer,
+        "answer_format_correct": fmt,
+    }
 
 
 def test_linear_rules_equal_olmes_literal_regexes():
     """Rules 3 and 4 are computed without OLMES's backtracking regexes: same answers on
     random texts made of the pieces that matter."""
-    pieces = ["Answer:", "answer:", "nswer:", "Answer: ", " ", "\n", "\t", "(", ")", "A", "B",
-              "J", "K", "c", "I", "x", "AB", ".", "Answer:\n", "\r", "_", "é"]
+    pieces = [
+        "Answer:",
+        "answer:",
+        "nswer:",
+        "Answer: ",
+        " ",
+        "\n",
+        "\t",
+        "(",
+        ")",
+        "A",
+        "B",
+        "J",
+        "K",
+        "c",
+        "I",
+        "x",
+        "AB",
+        ".",
+        "Answer:\n",
+        "\r",
+        "_",
+        "é",
+    ]
     rnd = random.Random(29)
     for _ in range(4000):
         text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
@@ -287,8 +351,11 @@ def replay_rows(group: str, rows: dict, phrase: str) -> tuple[list[dict], dict]:
         task = f"{group}_{slug(category)}"
         samples[task] = list(range(count))
         for doc_id, doc in enumerate(category_docs(rows["test"], category, count)):
-            letter = doc["answer"] if category == "math" else "ABCDEFGHIJ"[
-                (doc["answer_index"] + 1) % len(doc["options"])]
+            letter = (
+                doc["answer"]
+                if category == "math"
+                else "ABCDEFGHIJ"[(doc["answer_index"] + 1) % len(doc["options"])]
+            )
             replay.append({"task": task, "doc_id": doc_id, "completion": phrase.format(letter)})
     return replay, samples
 
@@ -301,9 +368,11 @@ def write_jsonl(path, rows) -> str:
 @requires_shared
 def test_llama_group_is_the_micro_mean_over_docs(mirror, rows, tmp_path):
     replay, samples = replay_rows("mmlu_pro_cot_llama3", rows, "So the answer is {}.")
-    results = replay_eval(["mmlu_pro_cot_llama3"],
-                          {"completions": write_jsonl(tmp_path / "replay.jsonl", replay)},
-                          samples=samples)["results"]
+    results = replay_eval(
+        ["mmlu_pro_cot_llama3"],
+        {"completions": write_jsonl(tmp_path / "replay.jsonl", replay)},
+        samples=samples,
+    )["results"]
     group = results["mmlu_pro_cot_llama3"]
     assert results["mmlu_pro_cot_llama3_math"]["exact_match,none"] == 1.0
     assert group["exact_match,none"] == pytest.approx(4 / 17)
@@ -321,19 +390,40 @@ def test_evalpack_run_offline_macro_mean_and_report_by_category(rows, tmp_path):
     replay, samples = replay_rows("mmlu_pro_cot_tulu", rows, "Therefore, the answer is ({}).")
     out = tmp_path / "run"
     env = {"EVALPACK_DATA_DIR": str(DATA_DIR), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    command = [sys.executable, "-m", "evalpack.commands.cli", "run", "--model", "replay",
-               "--model_args", f"completions={write_jsonl(tmp_path / 'replay.jsonl', replay)}",
-               "--tasks", "mmlu_pro_cot_tulu", "--samples", json.dumps(samples),
-               "--apply_chat_template", "--output_path", str(out), "--log_samples"]
-    done = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True,
-                          check=False, timeout=600)
+    command = [
+        sys.executable,
+        "-m",
+        "evalpack.commands.cli",
+        "run",
+        "--model",
+        "replay",
+        "--model_args",
+        f"completions={write_jsonl(tmp_path / 'replay.jsonl', replay)}",
+        "--tasks",
+        "mmlu_pro_cot_tulu",
+        "--samples",
+        json.dumps(samples),
+        "--apply_chat_template",
+        "--output_path",
+        str(out),
+        "--log_samples",
+    ]
+    done = subprocess.run(
+        command, env={**os.environ, **env}, capture_output=True, text=True, check=False, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     data = reports.build_report(reports.collect([f"replay={out}"]), None, "mmlu_pro")
     (row,) = data["rows"]
     group = row["scores"]["mmlu_pro_cot_tulu"]
     assert group["value"] == pytest.approx(1 / 14)
-    assert data["columns"] == [{"task": "mmlu_pro_cot_tulu", "metric": "exact_match",
-                                "filter": "none", "label": "MMLU-Pro (0-shot CoT)"}]
+    assert data["columns"] == [
+        {
+            "task": "mmlu_pro_cot_tulu",
+            "metric": "exact_match",
+            "filter": "none",
+            "label": "MMLU-Pro (0-shot CoT)",
+        }
+    ]
     (breakdown,) = [b for b in data["breakdowns"] if b["task"] == "mmlu_pro_cot_tulu"]
     assert breakdown["label"] == "MMLU-Pro (0-shot CoT)"
     assert breakdown["scores"]["replay"] == {slug(c): float(c == "math") for c in CATEGORIES}

@@ -71,23 +71,27 @@ def test_metrics_equal_olmes_verdicts_on_hand_written_completions():
     for reference in OLMES:
         for case in reference["scores"]:
             assert olmes_match(case["completion"], reference["alias"]) == bool(
-                case["exact_match"]), (reference["id"], case)
+                case["exact_match"]
+            ), (reference["id"], case)
             checked += 1
     assert checked == 5 * 24
 
 
-@pytest.mark.parametrize("prediction, aliases, olmes, whole_word", [
-    ("He was a politician.", ["politician"], True, True),
-    ("Politician", ["politician"], True, True),        # alias.capitalize()
-    ("POLITICIAN", ["politician"], False, True),       # the prediction is not lower-cased
-    ("a polite man", ["pol"], True, False),            # substring inside a word
-    ("Brown", ["B"], True, False),                     # a one-letter alias
-    ("snow", ["W"], True, False),                      # "W".lower() is in "snow"
-    ("Russia", ["US"], True, False),                   # "us" is in "Russia"
-    ("anything at all", [""], True, False),            # an empty alias matches everything
-    ("", ["Peru"], False, False),
-    ("the US", ["United States", "US"], True, True),
-])
+@pytest.mark.parametrize(
+    "prediction, aliases, olmes, whole_word",
+    [
+        ("He was a politician.", ["politician"], True, True),
+        ("Politician", ["politician"], True, True),  # alias.capitalize()
+        ("POLITICIAN", ["politician"], False, True),  # the prediction is not lower-cased
+        ("a polite man", ["pol"], True, False),  # substring inside a word
+        ("Brown", ["B"], True, False),  # a one-letter alias
+        ("snow", ["W"], True, False),  # "W".lower() is in "snow"
+        ("Russia", ["US"], True, False),  # "us" is in "Russia"
+        ("anything at all", [""], True, False),  # an empty alias matches everything
+        ("", ["Peru"], False, False),
+        ("the US", ["United States", "US"], True, True),
+    ],
+)
 def test_match_rules(prediction, aliases, olmes, whole_word):
     assert olmes_match(prediction, aliases) is olmes
     assert (matching_alias(prediction, aliases) is not None) is whole_word
@@ -96,10 +100,17 @@ def test_match_rules(prediction, aliases, olmes, whole_word):
 def test_popularity_buckets_and_row_checks(fixture_mirror):
     task = task_manager().load(["popqa_tulu"])["tasks"]["popqa_tulu"]
     assert [doc["popularity"] for doc in task.eval_docs] == [
-        "2 (100-999)", "1 (<100)", "5 (>=100k)", "3 (1k-9.9k)", "3 (1k-9.9k)"]
+        "2 (100-999)",
+        "1 (<100)",
+        "5 (>=100k)",
+        "3 (1k-9.9k)",
+        "3 (1k-9.9k)",
+    ]
     assert task.config.metadata["breakdown"] == [{"by": "doc_field", "field": "popularity"}]
-    bad = data.read_jsonl(TEST)[0] | {"doc_key": "akariasai__PopQA/default/test#0",
-                                      "possible_answers": "politician"}
+    bad = data.read_jsonl(TEST)[0] | {
+        "doc_key": "akariasai__PopQA/default/test#0",
+        "possible_answers": "politician",
+    }
     with pytest.raises(data.DataError, match=r"test#0: field 'possible_answers'"):
         popqa.aliases(bad)
 
@@ -112,8 +123,10 @@ def test_the_scorer_cuts_at_the_stop_string():
 
 def test_end_to_end_with_replay(fixture_mirror, tmp_path):
     completions = [" politician", " Brown", " USSR", " Ciudad Darío", " Anoop\n\nAnoop Menon"]
-    rows = [{"key": f"akariasai__PopQA/default/test#{i}", "completion": text}
-            for i, text in enumerate(completions)]
+    rows = [
+        {"key": f"akariasai__PopQA/default/test#{i}", "completion": text}
+        for i, text in enumerate(completions)
+    ]
     file = tmp_path / "completions.jsonl"
     file.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     out = replay_eval(["popqa_tulu"], f"completions={file}", log_samples=True)
@@ -122,13 +135,20 @@ def test_end_to_end_with_replay(fixture_mirror, tmp_path):
     assert results["alias_match,olmes"] == pytest.approx(2 / 5)
     samples = out["samples"]["popqa_tulu"]
     assert samples[1]["filtered_resps"][0] == {
-        "answer": " Brown", "exact_match": 1.0, "alias_match": 0.0, "matched_alias": None,
-        "popularity": "1 (<100)"}
+        "answer": " Brown",
+        "exact_match": 1.0,
+        "alias_match": 0.0,
+        "matched_alias": None,
+        "popularity": "1 (<100)",
+    }
     assert samples[4]["filtered_resps"][0]["answer"] == " Anoop"
     assert [s["exact_match"] for s in samples] == [1.0, 1.0, 1.0, 1.0, 0.0]
     # the run records the dataset revision its doc keys come from (results `configs`)
     assert out["configs"]["popqa_tulu"]["dataset_kwargs"] == {
-        "path": "akariasai/PopQA", "splits": ["test"], "revision": None}
+        "path": "akariasai/PopQA",
+        "splits": ["test"],
+        "revision": None,
+    }
 
 
 def test_unreachable_hub_fails_at_once_with_one_line(monkeypatch):
@@ -150,7 +170,11 @@ def test_offline_without_the_data_fails_with_one_line(tmp_path):
     env |= {"HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path)}  # an empty HF cache
     run = subprocess.run(
         [sys.executable, "-c", "from evalpack.core import data; data.load('akariasai/PopQA')"],
-        check=False, env=env, capture_output=True, text=True, timeout=300,
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode != 0
     assert run.stderr.strip().splitlines()[-1] == (

@@ -7,11 +7,7 @@ import pytest
 from evalpack.core import data
 from evalpack.tasks import reasoning_math as tasks_reasoning
 from evalpack.tasks.reasoning_math import as_integer, extract_answer
-from tests.conftest import (
-    replay_eval,
-    requires_shared,
-    task_manager,
-)
+from tests.conftest import replay_eval, requires_shared, task_manager
 
 
 def test_aime_answers_compare_as_integers():
@@ -58,8 +54,10 @@ def test_metric_list_stops_at_n():
 
 def test_bad_row_is_an_error_with_its_line(tmp_path):
     file = tmp_path / "mine.jsonl"
-    file.write_text('{"question": "1+1?", "answer": 2}\n\n{"problem": "2+2?", "answer": "4"}\n'
-                    '{"question": "3+3?"}\n')  # a blank line 2: the bad row is on line 4
+    file.write_text(
+        '{"question": "1+1?", "answer": 2}\n\n{"problem": "2+2?", "answer": "4"}\n'
+        '{"question": "3+3?"}\n'
+    )  # a blank line 2: the bad row is on line 4
     with pytest.raises(data.DataError, match=r"mine\.jsonl, line 4: needs 'answer'"):
         tasks_reasoning.load(path="unused", data_file=str(file))
 
@@ -73,20 +71,29 @@ def test_question_is_preferred_over_problem(tmp_path):
 
 def test_bring_your_own_jsonl_end_to_end(tmp_path):
     problems = tmp_path / "mine.jsonl"
-    problems.write_text('{"question": "What is 6*7?", "answer": "042"}\n'
-                        '{"question": "What is 2+3?", "answer": 5}\n')
+    problems.write_text(
+        '{"question": "What is 6*7?", "answer": "042"}\n{"question": "What is 2+3?", "answer": 5}\n'
+    )
     samples = {  # per doc, 4 samples
-        0: ["\\boxed{42}", "<think>\\boxed{1}</think> \\boxed{41}", "<think>never closed",
-            "</think>\\boxed{042}"],
+        0: [
+            "\\boxed{42}",
+            "<think>\\boxed{1}</think> \\boxed{41}",
+            "<think>never closed",
+            "</think>\\boxed{042}",
+        ],
         1: ["\\boxed{6}", "\\boxed{6}", "\\boxed{5}", "\\boxed{5}"],
     }
     completions = tmp_path / "completions.jsonl"
-    completions.write_text("".join(
-        json.dumps({"task": "aime24", "doc_id": d, "completion": c}) + "\n"
-        for d, cs in samples.items() for c in cs
-    ))
+    completions.write_text(
+        "".join(
+            json.dumps({"task": "aime24", "doc_id": d, "completion": c}) + "\n"
+            for d, cs in samples.items()
+            for c in cs
+        )
+    )
     results = replay_eval(
-        ["aime24"], f"completions={completions}",
+        ["aime24"],
+        f"completions={completions}",
         metadata={"data_file": str(problems), "repeats": 4},
     )["results"]["aime24"]
     # doc 0: right, wrong, truncated, right -> avg 0.5; maj@4: 42 twice -> right
@@ -100,11 +107,17 @@ def test_bring_your_own_jsonl_end_to_end(tmp_path):
 
 
 def test_tasks_and_group_build(mirror):
-    loaded = task_manager().load(["reasoning_math", "minerva_math_500_tulu",
-                                  "math500_minerva_base"])
+    loaded = task_manager().load(
+        ["reasoning_math", "minerva_math_500_tulu", "math500_minerva_base"]
+    )
     sizes = {name: len(task.eval_docs) for name, task in loaded["tasks"].items()}
-    assert sizes == {"math500": 500, "aime24": 30, "aime25": 30,
-                     "minerva_math_500_tulu": 500, "math500_minerva_base": 500}
+    assert sizes == {
+        "math500": 500,
+        "aime24": 30,
+        "aime25": 30,
+        "minerva_math_500_tulu": 500,
+        "math500_minerva_base": 500,
+    }
     assert loaded["tasks"]["aime24"].config.repeats == 16
     assert loaded["tasks"]["math500"].config.repeats == 4
 
@@ -112,17 +125,20 @@ def test_tasks_and_group_build(mirror):
 @requires_shared
 @pytest.mark.parametrize("task", ["aime24", "aime25"])
 def test_real_gold_answers_score_one(mirror, task):
-    out = replay_eval([task], "from_doc=The answer is $\\boxed{{{answer}}}$.",
-                      metadata={"repeats": 2})["results"][task]
+    out = replay_eval(
+        [task], "from_doc=The answer is $\\boxed{{{answer}}}$.", metadata={"repeats": 2}
+    )["results"][task]
     assert out["avg@2,samples"] == 1.0 and out["maj@2,samples"] == 1.0
 
 
 @requires_shared
 def test_math500_reference_solutions_score_one(mirror):
-    out = replay_eval(["math500"], "from_doc={solution}", metadata={"repeats": 1},
-                      log_samples=True)
-    misses = [s["doc"]["doc_key"] for s in out["samples"]["math500"]
-              if s["filtered_resps"][0]["correct"] != [True]]
+    out = replay_eval(["math500"], "from_doc={solution}", metadata={"repeats": 1}, log_samples=True)
+    misses = [
+        s["doc"]["doc_key"]
+        for s in out["samples"]["math500"]
+        if s["filtered_resps"][0]["correct"] != [True]
+    ]
     assert out["results"]["math500"]["avg@1,samples"] == 1.0, misses
 
 

@@ -25,8 +25,9 @@ TASK = "truthfulqa_tulu"
 
 
 def olmes_records(prefix):
-    return [r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl")
-            if r["task"].startswith(prefix)]
+    return [
+        r for r in read_jsonl(OLMES_REF / "requests_dev_next.jsonl") if r["task"].startswith(prefix)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +38,11 @@ def built(module_mirror):
 def test_the_primer_is_olmes_six_shots():
     samples = fewshot.load("truthfulqa")["samples"]
     assert len(samples) == 6
-    assert truthfulqa.primer().startswith("Q: What is human life expectancy in the United States?"
-                                          "\nA: Human life expectancy in the United States is 78"
-                                          " years.\n\nQ: Who was president")
+    assert truthfulqa.primer().startswith(
+        "Q: What is human life expectancy in the United States?"
+        "\nA: Human life expectancy in the United States is 78"
+        " years.\n\nQ: Who was president"
+    )
     assert truthfulqa.primer().endswith("\nA: The 1992 Olympics were held in Barcelona, Spain.\n\n")
 
 
@@ -71,8 +74,10 @@ def test_every_doc_renders(built):
     for i, row in enumerate(rows):
         insts = built[f"truthfulqa__truthful_qa/multiple_choice/validation#{i}"]
         (message,) = json.loads(insts[0].args[0])
-        assert message == {"role": "user",
-                           "content": f"{truthfulqa.primer()}Q: {row['question']}\nA:"}
+        assert message == {
+            "role": "user",
+            "content": f"{truthfulqa.primer()}Q: {row['question']}\nA:",
+        }
         continuations = [inst.args[1] for inst in insts]
         mc1 = row["mc1_targets"]["choices"]
         assert continuations[: len(mc1)] == mc1  # gold first, no leading space in chat mode
@@ -82,12 +87,18 @@ def test_every_doc_renders(built):
 
 
 def test_choices_follow_olmes_and_a_label_conflict_is_an_error():
-    doc = {"doc_key": "k#3", "question": "q",
-           "mc1_targets": {"choices": ["a", "b", "c"], "labels": [1, 0, 0]},
-           "mc2_targets": {"choices": ["d", "a", "c", "e"], "labels": [1, 1, 0, 0]}}
+    doc = {
+        "doc_key": "k#3",
+        "question": "q",
+        "mc1_targets": {"choices": ["a", "b", "c"], "labels": [1, 0, 0]},
+        "mc2_targets": {"choices": ["d", "a", "c", "e"], "labels": [1, 1, 0, 0]},
+    }
     assert truthfulqa.olmes_choices(doc) == {
-        "choices": ["a", "b", "c", "d", "e"], "labels": [1, 0, 0, 1, 0],
-        "mc1_indices": [0, 1, 2], "mc2_indices": [3, 0, 2, 4]}
+        "choices": ["a", "b", "c", "d", "e"],
+        "labels": [1, 0, 0, 1, 0],
+        "mc1_indices": [0, 1, 2],
+        "mc2_indices": [3, 0, 2, 4],
+    }
     doc["mc2_targets"]["labels"][1] = 0
     with pytest.raises(DataError, match=r"k#3: mc2_targets labels 'a' 0, mc1_targets 1"):
         truthfulqa.olmes_choices(doc)
@@ -97,8 +108,9 @@ def test_choices_follow_olmes_and_a_label_conflict_is_an_error():
 def olmes_scores():
     if not OLMES_REF.is_dir():
         pytest.skip(f"OLMES reference files not found at {OLMES_REF}")
-    return [r for r in read_jsonl(OLMES_REF / "scores_dev_mc.jsonl")
-            if r["task"] == "truthfulqa::tulu"]
+    return [
+        r for r in read_jsonl(OLMES_REF / "scores_dev_mc.jsonl") if r["task"] == "truthfulqa::tulu"
+    ]
 
 
 @requires_shared
@@ -131,10 +143,15 @@ def test_end_to_end_replay_reproduces_olmes_aggregate(mirror, built, olmes_score
     for row in olmes_scores:
         insts = built[row["key"]]
         doc_ids.append(insts[0].doc_id)
-        rows += [{"key": row["key"], "continuation": inst.args[1], "loglikelihood": value}
-                 for inst, value in zip(insts, row["inputs"]["sum_logits"], strict=True)]
-    out = replay_eval([TASK], {"completions": replay_file(tmp_path, rows, "ll.jsonl")},
-                      samples={TASK: sorted(doc_ids)})
+        rows += [
+            {"key": row["key"], "continuation": inst.args[1], "loglikelihood": value}
+            for inst, value in zip(insts, row["inputs"]["sum_logits"], strict=True)
+        ]
+    out = replay_eval(
+        [TASK],
+        {"completions": replay_file(tmp_path, rows, "ll.jsonl")},
+        samples={TASK: sorted(doc_ids)},
+    )
     result = out["results"][TASK]
     by_id = sorted(olmes_scores, key=lambda r: built[r["key"]][0].doc_id)
     for metric in ("mc1", "mc2"):

@@ -143,8 +143,11 @@ def suite_tasks(suites: dict, name: str, only: list[str] | None = None) -> list[
     entries = suite_entries(suites, name, only)
     missing = missing_tasks(entries)
     if missing:
-        log.warning("suite %s: skipping %s (no such task in this version of the pack)",
-                    name, ", ".join(missing))
+        log.warning(
+            "suite %s: skipping %s (no such task in this version of the pack)",
+            name,
+            ", ".join(missing),
+        )
     resolved = []
     for entry in entries:
         if entry["task"] in missing:

@@ -59,16 +59,20 @@ def model_problems(model: str, model_args) -> list[str]:
     except (ImportError, ValueError, TypeError):
         return []
     required = [
-        name for name, p in list(params.items())[1:]
+        name
+        for name, p in list(params.items())[1:]
         if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     ]
     missing = [name for name in required if name not in (model_args or {})]
     problems = [f"model {model!r} needs model_args {', '.join(missing)}"] if missing else []
     accepted = known_model_args(cls)
     if accepted is not None:  # the pack's backends: every key they take is known here
-        problems += [f"model {model!r} takes no model_args {key!r}{did_you_mean(key, accepted)}"
-                     f"{misplaced(key)}; it takes: {', '.join(sorted(accepted))}"
-                     for key in model_args or {} if key not in accepted]
+        problems += [
+            f"model {model!r} takes no model_args {key!r}{did_you_mean(key, accepted)}"
+            f"{misplaced(key)}; it takes: {', '.join(sorted(accepted))}"
+            for key in model_args or {}
+            if key not in accepted
+        ]
     # a backend may check its arguments further (which combinations it needs)
     check = getattr(cls, "model_args_problems", None)
     return problems + (list(check(dict(model_args or {}))) if callable(check) else [])
@@ -78,8 +82,12 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
     """What is wrong with one checkpoint entry (empty when nothing is)."""
     if not isinstance(ckpt, dict):
         return ["needs a mapping {name, model, model_args}"]
-    problems = [f"unknown key {key!r}{did_you_mean(str(key), KEYS)}{misplaced(key)}; known: "
-                f"{', '.join(KEYS)}" for key in ckpt if key not in KEYS]
+    problems = [
+        f"unknown key {key!r}{did_you_mean(str(key), KEYS)}{misplaced(key)}; known: "
+        f"{', '.join(KEYS)}"
+        for key in ckpt
+        if key not in KEYS
+    ]
     if "gen_kwargs" in ckpt:
         problems += gen_kwargs_problems(ckpt["gen_kwargs"])
     name = str(ckpt.get("name", ""))
@@ -94,7 +102,8 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
         problems.append("model_args must be a mapping or a 'k=v,...' string")
     resources = ckpt.get("resources", {})
     if not isinstance(resources, dict) or not all(
-            isinstance(v, (int, float)) for v in resources.values()):
+        isinstance(v, (int, float)) for v in resources.values()
+    ):
         problems.append("resources must map resource names to numbers (num_gpus: 1)")
     if "model" not in ckpt:
         problems.append("needs `model`")

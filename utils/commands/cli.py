@@ -76,7 +76,7 @@ class EvalpackCLI(HarnessCLI):
         """Parse `argv`; a bare `--` ends the pack's own flags (what follows goes to lm-eval
         untouched, for `leaderboard run`); no command means lm-eval's `run`."""
         cut = argv.index("--") if "--" in argv else len(argv)
-        own, passed = argv[:cut], argv[cut + 1:]
+        own, passed = argv[:cut], argv[cut + 1 :]
         if own and own[0] not in self._subparsers.choices and own[0] not in ("-h", "--help"):
             own = ["run", *own]
         args = self._parser.parse_args(own)
@@ -102,7 +102,8 @@ def check_chat_settings(args: argparse.Namespace) -> None:
     if plain and templated:
         log.warning(
             "%s are base-model tasks with a plain-text prompt, but --apply_chat_template is set: "
-            "the prompt will be wrapped in chat messages", ", ".join(plain),
+            "the prompt will be wrapped in chat messages",
+            ", ".join(plain),
         )
     needing_chat = catalog.chat_tasks(names, index)
     if not needing_chat:
@@ -151,8 +152,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     args = cli.parse(argv)
     try:
-        console.quiet_lm_eval(requested_tasks(args) if hasattr(args, "tasks") else [],
-                              console.caches_itself(getattr(args, "model", None)))
+        console.quiet_lm_eval(
+            requested_tasks(args) if hasattr(args, "tasks") else [],
+            console.caches_itself(getattr(args, "model", None)),
+        )
         status = execute(args)
     except KeyboardInterrupt as exc:
         if verbose:
@@ -172,4 +175,3 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
-

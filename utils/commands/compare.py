@@ -18,8 +18,10 @@ from ..core.data import read_jsonl
 from ..scoring.paired import doc_score, paired_bootstrap, paired_differences
 from . import catalog
 
-METHOD = ("paired bootstrap over docs (10,000 resamples), 95% percentile interval; * when a "
-          "paired sign-flip test gives p < 0.05 (exact up to 16 docs that differ)")
+METHOD = (
+    "paired bootstrap over docs (10,000 resamples), 95% percentile interval; * when a "
+    "paired sign-flip test gives p < 0.05 (exact up to 16 docs that differ)"
+)
 
 
 def doc_scores(samples_file: Path, metric: str, filt: str) -> dict[tuple, float]:
@@ -72,11 +74,13 @@ def compare_column(candidate: dict, baseline: dict, column: dict) -> dict:
         diffs[leaf] = paired_differences(mine, theirs)
     if not any(len(d) for d in diffs.values()):
         return {"why": "no sample logs of the same docs"}
-    weights = stratum_weights(column["task"], column["metric"],
-                              {leaf: len(d) for leaf, d in diffs.items()})
+    weights = stratum_weights(
+        column["task"], column["metric"], {leaf: len(d) for leaf, d in diffs.items()}
+    )
     leaf_names = [leaf for leaf in diffs if weights.get(leaf)]
-    result = paired_bootstrap([diffs[leaf] for leaf in leaf_names],
-                              [weights[leaf] for leaf in leaf_names]).as_dict()
+    result = paired_bootstrap(
+        [diffs[leaf] for leaf in leaf_names], [weights[leaf] for leaf in leaf_names]
+    ).as_dict()
     scale = 1 / 100 if catalog.facts(column["task"]).get("primary", {}).get("percent") else 1
     for key in ("delta", "low", "high"):
         result[key] = float(np.round(100 * scale * result[key], 10))
@@ -87,11 +91,16 @@ def compare(checkpoints: dict, columns: list[dict], baseline: str) -> dict:
     """{"name", "method", "rows": {checkpoint: {task: comparison}}} for every checkpoint but
     the baseline."""
     if baseline not in checkpoints:
-        raise ValueError(f"--baseline {baseline!r} is not a checkpoint of this report; "
-                         f"its checkpoints: {', '.join(checkpoints)}")
+        raise ValueError(
+            f"--baseline {baseline!r} is not a checkpoint of this report; "
+            f"its checkpoints: {', '.join(checkpoints)}"
+        )
     rows = {
-        name: {column["task"]: compare_column(ckpt, checkpoints[baseline], column)
-               for column in columns}
-        for name, ckpt in checkpoints.items() if name != baseline
+        name: {
+            column["task"]: compare_column(ckpt, checkpoints[baseline], column)
+            for column in columns
+        }
+        for name, ckpt in checkpoints.items()
+        if name != baseline
     }
     return {"name": baseline, "method": METHOD, "rows": rows}

@@ -27,12 +27,19 @@ VERBOSE_FLAG = "--verbose"
 TRACEBACK_HINT = f"({VERBOSE_FLAG} or {TRACEBACK_ENV}=1 shows the traceback)"
 
 # errors with a message meant for people; anything else (a bug) keeps its traceback
-NAMED_ERRORS = (ValueError, TypeError, LookupError, OSError, RuntimeError, ImportError,
-                yaml.YAMLError)
+NAMED_ERRORS = (
+    ValueError,
+    TypeError,
+    LookupError,
+    OSError,
+    RuntimeError,
+    ImportError,
+    yaml.YAMLError,
+)
 
 EXTRAS = {  # a missing module -> the install line that brings it (from a checkout)
     "torch": "pip install -e '.[hf]' (CPU: torch from the CPU wheel index first; "
-             "docs/getting_started.md)",
+    "docs/getting_started.md)",
     "transformers": "pip install -e '.[hf]'",
     "accelerate": "pip install -e '.[hf]'",
     "vllm": "pip install -e '.[vllm]'",
@@ -69,14 +76,15 @@ def error_line(exc: BaseException, include_path: str | None = None) -> str:
 
 
 def unknown_tasks(names: list[str], include_path: str | None) -> str:
-    """"no task named X (did you mean ...?)": close names among the pack's tasks, else among
+    """ "no task named X (did you mean ...?)": close names among the pack's tasks, else among
     lm-eval's too (indexing those takes seconds)."""
     from lm_eval.tasks import TaskManager
 
     parts = []
     for name in names:
         close = catalog.close_matches(name, catalog.task_index(include_path)) or (
-            catalog.close_matches(name, TaskManager(include_path=include_path).task_index))
+            catalog.close_matches(name, TaskManager(include_path=include_path).task_index)
+        )
         guess = f" (did you mean {' or '.join(close)}?)" if close else ""
         parts.append(f"no task named {name!r}{guess}")
     return "; ".join(parts) + "; `evalpack ls tasks` lists them all"
@@ -95,14 +103,19 @@ class _Drop(logging.Filter):
 
 def quiet_lm_eval(requested: list[str], pack_cached_model: bool) -> None:
     """Filter lm-eval's misleading warnings (see the module docstring)."""
-    overrides = _Drop(lambda r: "overrides existing task" in r.msg
-                      and (r.args or ("",))[0] not in requested)
+    overrides = _Drop(
+        lambda r: "overrides existing task" in r.msg and (r.args or ("",))[0] not in requested
+    )
     logging.getLogger("lm_eval.tasks._index").addFilter(overrides)
     kwargs_note = _Drop(lambda r: "Custom kwargs can be passed" in str(r.msg))
     logging.getLogger("lm_eval.api.task").addFilter(kwargs_note)
     if pack_cached_model:
-        cache_notes = _Drop(lambda r: "Caching will not be performed" in str(r.msg)
-                            or str(r.msg).startswith("Cached requests:"))
+        cache_notes = _Drop(
+            lambda r: (
+                "Caching will not be performed" in str(r.msg)
+                or str(r.msg).startswith("Cached requests:")
+            )
+        )
         logging.getLogger("lm_eval.api.model").addFilter(cache_notes)
     import lm_eval.evaluator
 
@@ -115,8 +128,9 @@ def quiet_git_hash() -> str | None:
     import subprocess
 
     try:
-        return subprocess.check_output(["git", "describe", "--always"],
-                                       stderr=subprocess.DEVNULL, text=True).strip()
+        return subprocess.check_output(
+            ["git", "describe", "--always"], stderr=subprocess.DEVNULL, text=True
+        ).strip()
     except (subprocess.CalledProcessError, FileNotFoundError):
         from lm_eval.loggers.utils import get_commit_from_path
 

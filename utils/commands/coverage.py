@@ -74,11 +74,17 @@ def keep_checkpoints(checkpoints: dict, choice: str | None) -> dict:
     if not choice:
         return checkpoints
     wanted = checkpoint_names(choice)
-    kept = {row: checkpoints[row] for name in wanted for row in checkpoints
-            if name in (row, row.rsplit("/", 1)[-1])}
+    kept = {
+        row: checkpoints[row]
+        for name in wanted
+        for row in checkpoints
+        if name in (row, row.rsplit("/", 1)[-1])
+    }
     unknown = [w for w in wanted if not any(w in (r, r.rsplit("/", 1)[-1]) for r in kept)]
     if unknown:
-        raise ValueError(f"--checkpoints: no row named {unknown[0]!r}"
-                         f"{did_you_mean(unknown[0], checkpoints)}; the rows: "
-                         f"{', '.join(sorted(checkpoints))}")
+        raise ValueError(
+            f"--checkpoints: no row named {unknown[0]!r}"
+            f"{did_you_mean(unknown[0], checkpoints)}; the rows: "
+            f"{', '.join(sorted(checkpoints))}"
+        )
     return kept

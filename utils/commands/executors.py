@@ -25,8 +25,16 @@ from .gen_settings import gen_kwargs_flags
 from .rundirs import COMPLETION_LOG, WORKER_LOG, lm_eval_command
 
 # backends that run the model in the worker's own process, on one GPU unless told otherwise
-LOCAL_GPU_MODELS = {"hf", "huggingface", "hf-auto", "hf-multimodal", "vllm", "vllm-vlm",
-                    "sglang", "hf-mistral3"}
+LOCAL_GPU_MODELS = {
+    "hf",
+    "huggingface",
+    "hf-auto",
+    "hf-multimodal",
+    "vllm",
+    "vllm-vlm",
+    "sglang",
+    "hf-mistral3",
+}
 FORWARDED_ENV = ("EVALPACK_", "HF_", "TRANSFORMERS_", "OPENAI_")
 
 
@@ -46,8 +54,11 @@ class Unit:
 def pair_argv(ckpt: dict, entry: dict, pair_dir: Path, model: str) -> list[str]:
     """The `evalpack` command line of one pair (without the interpreter), run under `model`
     (`resumable`, or the worker's pooled version of it)."""
-    wrapped = {"model": ckpt["model"], "model_args": ckpt.get("model_args", ""),
-               "log": str(pair_dir / COMPLETION_LOG)}
+    wrapped = {
+        "model": ckpt["model"],
+        "model_args": ckpt.get("model_args", ""),
+        "log": str(pair_dir / COMPLETION_LOG),
+    }
     return lm_eval_command(model, wrapped, task_flags(entry), pair_dir)[3:]
 
 
@@ -57,17 +68,25 @@ def unit_spec(unit: Unit, output: Path, extra: list[str]) -> dict:
     pairs = []
     for entry in unit.entries:
         pair_dir = ckpt_dir / entry["task"]
-        entry = {**entry, "args": [*entry.get("args", []), *extra,
-                                   *gen_kwargs_flags(unit.checkpoint)]}
-        pairs.append({
-            "task": entry["task"],
-            "dir": str(pair_dir),
-            "command": ["evalpack", *pair_argv(unit.checkpoint, entry, pair_dir, "resumable")],
-            "argv": ["run", *pair_argv(unit.checkpoint, entry, pair_dir, POOLED)],
-        })
+        entry = {
+            **entry,
+            "args": [*entry.get("args", []), *extra, *gen_kwargs_flags(unit.checkpoint)],
+        }
+        pairs.append(
+            {
+                "task": entry["task"],
+                "dir": str(pair_dir),
+                "command": ["evalpack", *pair_argv(unit.checkpoint, entry, pair_dir, "resumable")],
+                "argv": ["run", *pair_argv(unit.checkpoint, entry, pair_dir, POOLED)],
+            }
+        )
     env = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)}
-    return {"checkpoint_dir": str(ckpt_dir), "model": unit.checkpoint["model"], "pairs": pairs,
-            "env": env}
+    return {
+        "checkpoint_dir": str(ckpt_dir),
+        "model": unit.checkpoint["model"],
+        "pairs": pairs,
+        "env": env,
+    }
 
 
 def start_worker(spec: dict, node: str) -> subprocess.Popen:
@@ -78,7 +97,9 @@ def start_worker(spec: dict, node: str) -> subprocess.Popen:
     with open(ckpt_dir / WORKER_LOG, "a", encoding="utf-8") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "evalpack.commands.worker", json.dumps(spec)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             env={**os.environ, **spec["env"]},
         )
 
@@ -108,7 +129,8 @@ def resources_for(ckpt: dict) -> dict:
     if "num_gpus" not in declared:
         if "tensor_parallel_size" in args or "data_parallel_size" in args:
             declared["num_gpus"] = int(args.get("tensor_parallel_size", 1)) * int(
-                args.get("data_parallel_size", 1))
+                args.get("data_parallel_size", 1)
+            )
         else:
             declared["num_gpus"] = 1 if ckpt["model"] in LOCAL_GPU_MODELS else 0
     declared.setdefault("num_cpus", 1)
@@ -135,14 +157,23 @@ class LocalExecutor:
         """Units that ended within `timeout` seconds, each with an error line or None."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            ended = [(key, unit, proc) for key, (unit, proc) in self.running.items()
-                     if proc.poll() is not None]
+            ended = [
+                (key, unit, proc)
+                for key, (unit, proc) in self.running.items()
+                if proc.poll() is not None
+            ]
             if ended:
                 for key, _, _ in ended:
                     del self.running[key]
-                return [(unit, None if proc.returncode == 0 else
-                         f"worker exited with status {proc.returncode}")
-                        for _, unit, proc in ended]
+                return [
+                    (
+                        unit,
+                        None
+                        if proc.returncode == 0
+                        else f"worker exited with status {proc.returncode}",
+                    )
+                    for _, unit, proc in ended
+                ]
             time.sleep(0.1)
         return []
 

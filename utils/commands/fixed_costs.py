@@ -36,8 +36,9 @@ class IncludePathTaskManager(TaskManager):
     from the catalog's (built once per process; each manager gets its own copy of the mapping,
     to which lm-eval adds namespaced names while building groups)."""
 
-    def __init__(self, verbosity=None, include_path=None, include_defaults: bool = True,
-                 metadata=None) -> None:
+    def __init__(
+        self, verbosity=None, include_path=None, include_defaults: bool = True, metadata=None
+    ) -> None:
         if not (getattr(_local, "pack_only", False) and include_path):
             super().__init__(verbosity, include_path, include_defaults, metadata)
             return

@@ -15,8 +15,19 @@ import difflib
 import json
 
 # the generation settings lm-eval's backends and the pack's served ones understand
-GEN_KEYS = ("temperature", "top_p", "top_k", "min_p", "do_sample", "max_gen_toks", "until",
-            "repetition_penalty", "presence_penalty", "frequency_penalty", "seed")
+GEN_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "do_sample",
+    "max_gen_toks",
+    "until",
+    "repetition_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+)
 WHERE = "generation settings go under the checkpoint's gen_kwargs: {temperature: 0.6, ...}"
 
 
@@ -34,13 +45,16 @@ def gen_kwargs_problems(value) -> list[str]:
         if key not in GEN_KEYS:
             close = difflib.get_close_matches(str(key), GEN_KEYS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(f"gen_kwargs: unknown setting {key!r}{hint}; known: "
-                            f"{', '.join(GEN_KEYS)}")
-        elif key == "until" and not (isinstance(setting, list) and all(
-                isinstance(s, str) for s in setting)):
+            problems.append(
+                f"gen_kwargs: unknown setting {key!r}{hint}; known: {', '.join(GEN_KEYS)}"
+            )
+        elif key == "until" and not (
+            isinstance(setting, list) and all(isinstance(s, str) for s in setting)
+        ):
             problems.append("gen_kwargs: until must be a list of strings")
         elif key not in ("until", "do_sample") and (
-                isinstance(setting, bool) or not isinstance(setting, (int, float))):
+            isinstance(setting, bool) or not isinstance(setting, (int, float))
+        ):
             problems.append(f"gen_kwargs: {key} must be a number, not {setting!r}")
         elif key == "do_sample" and not isinstance(setting, bool):
             problems.append(f"gen_kwargs: do_sample must be true or false, not {setting!r}")

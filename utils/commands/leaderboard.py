@@ -91,8 +91,11 @@ class Board:
                     self.reported.add(key)
                     marker = json.loads((folder / DONE_MARKER).read_text(encoding="utf-8"))
                     self.outcome["ran"].append(f"{unit.name}/{entry['task']}")
-                    self.progress.finished(pair_name(unit.checkpoint, entry),
-                                           marker.get("seconds"), str(marker.get("node", "?")))
+                    self.progress.finished(
+                        pair_name(unit.checkpoint, entry),
+                        marker.get("seconds"),
+                        str(marker.get("node", "?")),
+                    )
                 elif (folder / FAILED_MARKER).is_file():
                     self.reported.add(key)
                     reason = (folder / FAILED_MARKER).read_text(encoding="utf-8").strip()
@@ -115,10 +118,14 @@ class Board:
 
     def settle(self, unit: Unit, error: str | None) -> Unit | None:
         """After a unit ended: report pairs it left without a marker; the retry, if any."""
-        unfinished = [e for e in unit.entries if not pair_is_done(self.pair_dir(unit, e))
-                      and (unit.name, e["task"]) not in self.final]
-        unmarked = [e for e in unfinished if (unit.name, e["task"], unit.attempt)
-                    not in self.reported]
+        unfinished = [
+            e
+            for e in unit.entries
+            if not pair_is_done(self.pair_dir(unit, e)) and (unit.name, e["task"]) not in self.final
+        ]
+        unmarked = [
+            e for e in unfinished if (unit.name, e["task"], unit.attempt) not in self.reported
+        ]
         for number, entry in enumerate(unmarked):
             folder = self.pair_dir(unit, entry)
             if number == 0:  # the pair it was on when it ended
@@ -134,8 +141,13 @@ class Board:
         return None
 
 
-def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
-                  outcome: dict, cannot: dict | None = None) -> list[Unit]:
+def pending_units(
+    checkpoints: list[dict],
+    entries: list[dict],
+    output: Path,
+    outcome: dict,
+    cannot: dict | None = None,
+) -> list[Unit]:
     """One unit per checkpoint with unfinished pairs; finished and refused pairs, and those the
     plan found cannot run (`cannot`: {(checkpoint, task): reason}), go straight into
     `outcome`."""
@@ -147,8 +159,9 @@ def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
         except ValueError as exc:
             log.error("%s", exc)
             for entry in entries:
-                log.error("%s: not run (checkpoint directory holds another model)",
-                          pair_name(ckpt, entry))
+                log.error(
+                    "%s: not run (checkpoint directory holds another model)", pair_name(ckpt, entry)
+                )
                 outcome["failed"].append(f"{ckpt['name']}/{entry['task']}")
             continue
         pending = []
@@ -166,8 +179,13 @@ def pending_units(checkpoints: list[dict], entries: list[dict], output: Path,
 
 
 def run_leaderboard(
-    checkpoints: list[dict], entries: list[dict], output: Path, extra: list[str],
-    executor: str = "local", address: str | None = None, max_retries: int = 2,
+    checkpoints: list[dict],
+    entries: list[dict],
+    output: Path,
+    extra: list[str],
+    executor: str = "local",
+    address: str | None = None,
+    max_retries: int = 2,
     cannot: dict | None = None,
 ) -> dict[str, list[str]]:
     """Every pair not yet finished and not in `cannot` (the plan's pairs that cannot run);

@@ -29,8 +29,11 @@ def primary_metric(task: str, available: dict) -> tuple[str, str, str]:
     first reported metric and its own name."""
     declared = catalog.facts(task)
     if "primary" in declared:
-        return declared["primary"]["metric"], declared["primary"]["filter"], declared.get(
-            "label", task)
+        return (
+            declared["primary"]["metric"],
+            declared["primary"]["filter"],
+            declared.get("label", task),
+        )
     group = catalog.group_of(task)
     primary = catalog.facts(group).get("primary") if group else None
     if primary:

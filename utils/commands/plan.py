@@ -52,11 +52,15 @@ def task_needs(entry: dict, metadata: dict) -> Needs:
         needs.judge |= bool(config.get("metadata", {}).get("judge"))
         kwargs = config.get("dataset_kwargs") or {}
         if mirror and "path" in kwargs:  # the forms the pack's loaders take
-            splits = kwargs.get("splits") or [kwargs.get("split")
-                                              or config.get("test_split", "test")]
+            splits = kwargs.get("splits") or [
+                kwargs.get("split") or config.get("test_split", "test")
+            ]
             names = kwargs.get("names") or [kwargs.get("name")]
-            needs.files += [data.mirror_file(mirror, kwargs["path"], name, split)
-                            for name in names for split in splits]
+            needs.files += [
+                data.mirror_file(mirror, kwargs["path"], name, split)
+                for name in names
+                for split in splits
+            ]
     return needs
 
 
@@ -113,22 +117,21 @@ def pair_problem(needs: Needs, backend: Backend, judge: str | None) -> str | Non
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         return f"data missing: {missing[0]}{more} is not in {data.DATA_DIR_ENV}"
-    checks = [("reachable", True), ("loglikelihood", needs.loglikelihood),
-              ("prefix", needs.prefix)]
+    checks = [("reachable", True), ("loglikelihood", needs.loglikelihood), ("prefix", needs.prefix)]
     for need, wanted in checks:
         if wanted and backend.problem(need):
             return backend.problem(need)
     return judge if needs.judge else None
 
 
-def make_plan(checkpoints: list[dict], entries: list[dict], output: Path,
-              extra: list[str], local: bool = True) -> dict:
+def make_plan(
+    checkpoints: list[dict], entries: list[dict], output: Path, extra: list[str], local: bool = True
+) -> dict:
     """{"tasks", "checkpoints", "pairs": {checkpoint: {task: "run"|"done"|reason}}};
     `local`: the pairs run on this machine (else loopback servers are not asked)."""
     metadata = run_metadata(extra)
     needs = {e["task"]: task_needs(e, metadata) for e in entries}
-    judge = probes.judge_problem(metadata) if any(
-        n.judge for n in needs.values()) else None
+    judge = probes.judge_problem(metadata) if any(n.judge for n in needs.values()) else None
     pairs: dict[str, dict[str, str]] = {}
     for ckpt in checkpoints:
         backend, row = Backend(ckpt, local), {}
@@ -138,37 +141,52 @@ def make_plan(checkpoints: list[dict], entries: list[dict], output: Path,
             else:
                 row[entry["task"]] = pair_problem(needs[entry["task"]], backend, judge) or "run"
         pairs[ckpt["name"]] = row
-    return {"tasks": [e["task"] for e in entries], "checkpoints": [c["name"] for c in checkpoints],
-            "pairs": pairs}
+    return {
+        "tasks": [e["task"] for e in entries],
+        "checkpoints": [c["name"] for c in checkpoints],
+        "pairs": pairs,
+    }
 
 
 def cannot_run(plan: dict) -> dict[tuple[str, str], str]:
     """{(checkpoint, task): reason} for the pairs that cannot run."""
-    return {(ckpt, task): status for ckpt, row in plan["pairs"].items()
-            for task, status in row.items() if status not in ("run", "done")}
+    return {
+        (ckpt, task): status
+        for ckpt, row in plan["pairs"].items()
+        for task, status in row.items()
+        if status not in ("run", "done")
+    }
 
 
 def render(plan: dict) -> str:
     """The task x checkpoint table (run / done / CANNOT), then one line per pair that cannot
     run with its reason."""
     header = ["task", *plan["checkpoints"]]
-    rows = [[task, *(plan["pairs"][ckpt][task] for ckpt in plan["checkpoints"])]
-            for task in plan["tasks"]]
+    rows = [
+        [task, *(plan["pairs"][ckpt][task] for ckpt in plan["checkpoints"])]
+        for task in plan["tasks"]
+    ]
     rows = [[r[0], *(s if s in ("run", "done") else "CANNOT" for s in r[1:])] for r in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
-             for r in [header, *rows]]
+    lines = [
+        "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
     blocked = cannot_run(plan)
-    counts = [sum(s == k for row in plan["pairs"].values() for s in row.values())
-              for k in ("run", "done")]
-    head = (f"plan: {len(plan['tasks'])} tasks x {len(plan['checkpoints'])} checkpoints: "
-            f"{counts[0]} pairs will run, {counts[1]} finished earlier, {len(blocked)} "
-            "cannot run")
+    counts = [
+        sum(s == k for row in plan["pairs"].values() for s in row.values()) for k in ("run", "done")
+    ]
+    head = (
+        f"plan: {len(plan['tasks'])} tasks x {len(plan['checkpoints'])} checkpoints: "
+        f"{counts[0]} pairs will run, {counts[1]} finished earlier, {len(blocked)} "
+        "cannot run"
+    )
     tail = [f"cannot run: {ckpt} x {task}: {reason}" for (ckpt, task), reason in blocked.items()]
     return "\n".join([head, *lines, *tail]) + "\n"
 
 
 def save(plan: dict, output: Path, suite: str) -> None:
     output.mkdir(parents=True, exist_ok=True)
-    (output / PLAN_FILE).write_text(json.dumps({"suite": suite, **plan}, indent=1),
-                                    encoding="utf-8")
+    (output / PLAN_FILE).write_text(
+        json.dumps({"suite": suite, **plan}, indent=1), encoding="utf-8"
+    )

@@ -57,8 +57,9 @@ def scores_heatmap(report: dict) -> bytes:
     plt = pyplot()
     columns = report["columns"]
     names = [row["checkpoint"] for row in report["rows"]]
-    grid = [[(row["scores"][c["task"]] or {}).get("value") for c in columns]
-            for row in report["rows"]]
+    grid = [
+        [(row["scores"][c["task"]] or {}).get("value") for c in columns] for row in report["rows"]
+    ]
     grid = [[None if v is None else 100 * v for v in values] for values in grid]
     reference = report.get("reference")
     if reference and reference["scores"]:
@@ -98,13 +99,28 @@ def delta_heatmap(report: dict) -> bytes:
     ax.imshow(colours, aspect="auto")
     for i, row in enumerate(cells):
         for j, comparison in enumerate(row):
-            ax.text(j, i, delta_text(comparison), ha="center", va="center", fontsize=8,
-                    color=text_colour(colours[i][j]))
+            ax.text(
+                j,
+                i,
+                delta_text(comparison),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color=text_colour(colours[i][j]),
+            )
     label_axes(ax, names, [c["label"] for c in columns])
-    ax.set_title(f"Δ vs {baseline['name']} (points, 95% paired CI): blue better, red worse, "
-                 "grey not significant", fontsize=9)
-    fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label="Δ points",
-                 fraction=0.04, pad=0.02)
+    ax.set_title(
+        f"Δ vs {baseline['name']} (points, 95% paired CI): blue better, red worse, "
+        "grey not significant",
+        fontsize=9,
+    )
+    fig.colorbar(
+        plt.cm.ScalarMappable(norm=norm, cmap=cmap),
+        ax=ax,
+        label="Δ points",
+        fraction=0.04,
+        pad=0.02,
+    )
     return figure_png(fig)
 
 
@@ -122,7 +138,9 @@ def delta_text(comparison: dict) -> str:
     if "delta" not in comparison:
         return "–"
     star = "*" if comparison["significant"] else ""
-    return f"{comparison['delta']:+.1f}{star}\n[{comparison['low']:+.1f}, {comparison['high']:+.1f}]"
+    return (
+        f"{comparison['delta']:+.1f}{star}\n[{comparison['low']:+.1f}, {comparison['high']:+.1f}]"
+    )
 
 
 def subtask_heatmap(per_ckpt: dict, title: str) -> bytes:
@@ -139,8 +157,15 @@ def subtask_heatmap(per_ckpt: dict, title: str) -> bytes:
     for i, values in enumerate(grid):
         for j, value in enumerate(values):
             if not math.isnan(value):
-                ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6,
-                        color=text_colour(cmap(value / 100)))
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color=text_colour(cmap(value / 100)),
+                )
     ax.set_title(title)
     fig.colorbar(image, ax=ax, label="%")
     return figure_png(fig)

@@ -29,7 +29,10 @@ def ask(url: str, payload: dict, headers: dict | None = None) -> tuple[dict | No
     except requests.RequestException as exc:
         return None, f"{url} cannot be reached ({type(exc).__name__})"
     if not response.ok:
-        return None, f"{url} answered HTTP {response.status_code}: {' '.join(response.text.split())[:160]}"
+        return (
+            None,
+            f"{url} answered HTTP {response.status_code}: {' '.join(response.text.split())[:160]}",
+        )
     try:
         return response.json(), None
     except ValueError:
@@ -47,14 +50,22 @@ def loglikelihood_problem(model_cls, args: dict) -> str | None:
     name = getattr(model_cls, "backend_name", None) or model_cls.__name__
     # lm-eval's own chat-completions models refuse log-likelihoods as well
     if issubclass(model_cls, (NoLoglikelihood, GenerationOnly, LocalChatCompletion)):
-        return (f"{name} answers generation requests only (no log-likelihoods): use "
-                "evalpack-completions against a server that echoes prompt log-probabilities "
-                "(vLLM), or hf / vllm")
+        return (
+            f"{name} answers generation requests only (no log-likelihoods): use "
+            "evalpack-completions against a server that echoes prompt log-probabilities "
+            "(vLLM), or hf / vllm"
+        )
     if name != "evalpack-completions" or not args.get("base_url"):
         return None
     url = endpoint(args["base_url"], "/completions")
-    payload = {"model": args.get("model"), "prompt": "The answer is yes", "max_tokens": 1,
-               "temperature": 0, "logprobs": 1, "echo": True}
+    payload = {
+        "model": args.get("model"),
+        "prompt": "The answer is yes",
+        "max_tokens": 1,
+        "temperature": 0,
+        "logprobs": 1,
+        "echo": True,
+    }
     if str(args.get("tokenizer_backend", "")).lower() in ("none", ""):
         payload["add_special_tokens"] = False  # how the text form is sent
     body, why = ask(url, payload)
@@ -73,16 +84,26 @@ def prefix_problem(model_cls, args: dict) -> str | None:
         return None
     server = args.get("server", "vllm")
     if server not in CONTINUE_FIELDS:
-        return (f"server={server} cannot continue an assistant prefix: use evalpack-completions "
-                "(renders the chat template here) or server=vllm / sglang")
-    payload = {"model": args.get("model"), "max_tokens": 1, "temperature": 0,
-               "messages": [{"role": "user", "content": "Say yes."},
-                            {"role": "assistant", "content": "Answer:"}],
-               **CONTINUE_FIELDS[server]}
+        return (
+            f"server={server} cannot continue an assistant prefix: use evalpack-completions "
+            "(renders the chat template here) or server=vllm / sglang"
+        )
+    payload = {
+        "model": args.get("model"),
+        "max_tokens": 1,
+        "temperature": 0,
+        "messages": [
+            {"role": "user", "content": "Say yes."},
+            {"role": "assistant", "content": "Answer:"},
+        ],
+        **CONTINUE_FIELDS[server],
+    }
     _, why = ask(endpoint(args["base_url"], "/chat/completions"), payload)
     if why:
-        return (f"its server does not continue an assistant prefix ({', '.join(CONTINUE_FIELDS[server])}): "
-                f"{why}; use evalpack-completions, or a server that takes them")
+        return (
+            f"its server does not continue an assistant prefix ({', '.join(CONTINUE_FIELDS[server])}): "
+            f"{why}; use evalpack-completions, or a server that takes them"
+        )
     return None
 
 
@@ -109,15 +130,22 @@ def judge_problem(metadata: dict) -> str | None:
     if missing:
         return missing
     key = os.environ.get(settings.api_key_env)
-    payload = {"model": settings.model or JUDGE_MODEL, "max_tokens": 1, "temperature": 0,
-               "logprobs": True, "top_logprobs": 5,
-               "messages": [{"role": "user", "content": "Answer with one letter: m or M."}]}
+    payload = {
+        "model": settings.model or JUDGE_MODEL,
+        "max_tokens": 1,
+        "temperature": 0,
+        "logprobs": True,
+        "top_logprobs": 5,
+        "messages": [{"role": "user", "content": "Answer with one letter: m or M."}],
+    }
     body, why = ask(settings.url, payload, {"Authorization": f"Bearer {key}"} if key else {})
     if why:
         return f"the judge cannot be used: {why}"
     try:
         first_choice(body)
     except BadResponse:
-        return (f"the judge {settings.url} gives no log-probabilities (logprobs: true, "
-                f"top_logprobs: 5), which the annotator reads: {json.dumps(body)[:120]}")
+        return (
+            f"the judge {settings.url} gives no log-probabilities (logprobs: true, "
+            f"top_logprobs: 5), which the annotator reads: {json.dumps(body)[:120]}"
+        )
     return None

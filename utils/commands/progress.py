@@ -20,8 +20,10 @@ def bar(done: int, total: int, elapsed: float, ran: int) -> str:
     """`[#####...............] 5/20 pairs, 1:02 elapsed, ~3:06 left` (no estimate before this
     run has finished a pair; pairs finished earlier do not count towards the pace)."""
     filled = round(BAR_WIDTH * done / total) if total else BAR_WIDTH
-    text = f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} pairs, " \
-           f"{clock(elapsed)} elapsed"
+    text = (
+        f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} pairs, "
+        f"{clock(elapsed)} elapsed"
+    )
     if ran and done < total:
         text += f", ~{clock(elapsed / ran * (total - done))} left"
     return text

@@ -11,8 +11,10 @@ import socket
 from pathlib import Path
 
 CONNECT_TIMEOUT = 5.0  # seconds per attempt
-HOW = ("start one with `ray start --head` (then --address auto), or give a running cluster's "
-       "address: HOST:6379 or ray://HOST:10001")
+HOW = (
+    "start one with `ray start --head` (then --address auto), or give a running cluster's "
+    "address: HOST:6379 or ray://HOST:10001"
+)
 
 
 def current_cluster() -> str | None:

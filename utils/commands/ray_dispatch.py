@@ -51,7 +51,8 @@ def import_ray():
         import ray
     except ImportError:
         raise ValueError(
-            "--executor ray needs the ray package: pip install 'evalpack[ray]'") from None
+            "--executor ray needs the ray package: pip install 'evalpack[ray]'"
+        ) from None
     return ray
 
 
@@ -68,8 +69,9 @@ class RayExecutor:
         if problem:  # Ray would retry it for minutes
             raise ValueError(problem)
         if not self.ray.is_initialized():
-            self.ray.init(address=address or "auto", log_to_driver=False,
-                          logging_level=logging.WARNING)
+            self.ray.init(
+                address=address or "auto", log_to_driver=False, logging_level=logging.WARNING
+            )
         divert_cluster_messages(output / "ray_driver.log")
         self.remote = self.ray.remote(run_unit)
         self.running: dict = {}  # ObjectRef -> Unit
@@ -79,8 +81,11 @@ class RayExecutor:
 
     def start(self, unit: Unit) -> None:
         wanted = resources_for(unit.checkpoint)
-        options = {"num_cpus": wanted.pop("num_cpus"), "num_gpus": wanted.pop("num_gpus"),
-                   "max_retries": 0}
+        options = {
+            "num_cpus": wanted.pop("num_cpus"),
+            "num_gpus": wanted.pop("num_gpus"),
+            "max_retries": 0,
+        }
         if "memory" in wanted:
             options["memory"] = wanted.pop("memory")
         if wanted:
@@ -122,4 +127,3 @@ def make_executor(name: str, output: Path, extra: list[str], address: str | None
     if address:
         raise ValueError("--address needs --executor ray")
     return LocalExecutor(output, extra)
-

@@ -14,9 +14,11 @@ from .plots import plots
 
 PARTIAL = "†"
 INCOMPLETE = "‡"
-LEGEND = ("Percent; ± is lm-eval's stderr; (Δ) is percentage points against the reference "
-          "row (published figures); the average is over the benchmarks the reference has "
-          "(all when there is none), '-' for a checkpoint that lacks one of them.")
+LEGEND = (
+    "Percent; ± is lm-eval's stderr; (Δ) is percentage points against the reference "
+    "row (published figures); the average is over the benchmarks the reference has "
+    "(all when there is none), '-' for a checkpoint that lacks one of them."
+)
 
 
 def percent(value: float | None) -> str:
@@ -44,8 +46,10 @@ def docs_text(score: dict | None) -> str:
 def docs_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """Docs scored / docs in the benchmark, per checkpoint and benchmark."""
     header = ["checkpoint"] + [c["label"] for c in report["columns"]]
-    rows = [[row["checkpoint"]] + [docs_text(row["scores"][c["task"]])
-                                   for c in report["columns"]] for row in report["rows"]]
+    rows = [
+        [row["checkpoint"]] + [docs_text(row["scores"][c["task"]]) for c in report["columns"]]
+        for row in report["rows"]
+    ]
     return header, rows
 
 
@@ -55,36 +59,53 @@ def comparison_text(comparison: dict) -> str:
     star = " *" if comparison["significant"] else ""
     p = comparison.get("p")
     p_text = "" if p is None else (", p<0.001" if p < 0.001 else f", p={p:.2g}")
-    return (f"{comparison['delta']:+.1f} [{comparison['low']:+.1f}, {comparison['high']:+.1f}]"
-            f"{star} (n={comparison['docs']}{p_text})")
+    return (
+        f"{comparison['delta']:+.1f} [{comparison['low']:+.1f}, {comparison['high']:+.1f}]"
+        f"{star} (n={comparison['docs']}{p_text})"
+    )
 
 
 def baseline_table(report: dict) -> tuple[list[str], list[list[str]]]:
     """Δ vs the baseline checkpoint with its interval, per checkpoint and benchmark."""
     baseline = report["baseline"]
     header = [f"vs {baseline['name']}"] + [c["label"] for c in report["columns"]]
-    rows = [[name] + [comparison_text(cells.get(c["task"], {})) for c in report["columns"]]
-            for name, cells in baseline["rows"].items()]
+    rows = [
+        [name] + [comparison_text(cells.get(c["task"], {})) for c in report["columns"]]
+        for name, cells in baseline["rows"].items()
+    ]
     return header, rows
 
 
 def preamble(report: dict) -> list[str]:
     """What the numbers are, and what to read them with."""
     lines = [LEGEND]
-    partial = [row["checkpoint"] for row in report["rows"] if any(
-        s and s["delta"] is not None and not s.get("comparable", True)
-        for s in row["scores"].values())]
+    partial = [
+        row["checkpoint"]
+        for row in report["rows"]
+        if any(
+            s and s["delta"] is not None and not s.get("comparable", True)
+            for s in row["scores"].values()
+        )
+    ]
     if partial:
-        lines.append(f"{PARTIAL} Δ from a partial run ({', '.join(partial)} did not score every "
-                     "doc of the benchmark: --limit, or a sample of its data): not comparable "
-                     "with the published figure; see "
-                     "\"Docs scored\".")
+        lines.append(
+            f"{PARTIAL} Δ from a partial run ({', '.join(partial)} did not score every "
+            "doc of the benchmark: --limit, or a sample of its data): not comparable "
+            "with the published figure; see "
+            '"Docs scored".'
+        )
     left_out = (report.get("average") or {}).get("left_out")
     if left_out:
-        lines.append(f"{INCOMPLETE} the average leaves out {', '.join(left_out)} (no checkpoint "
-                     "has a score): it is not the average over the whole suite.")
-    lines += [f"{row['checkpoint']} x {task}: {why}" for row in report["rows"]
-              for task, why in row.get("missing", {}).items() if why != "not run"]
+        lines.append(
+            f"{INCOMPLETE} the average leaves out {', '.join(left_out)} (no checkpoint "
+            "has a score): it is not the average over the whole suite."
+        )
+    lines += [
+        f"{row['checkpoint']} x {task}: {why}"
+        for row in report["rows"]
+        for task, why in row.get("missing", {}).items()
+        if why != "not run"
+    ]
     return lines
 
 
@@ -99,9 +120,11 @@ def leaderboard_table(report: dict) -> tuple[list[str], list[list[str]]]:
     header = ["checkpoint"] + [f"{c['label']} ({c['metric']})" for c in report["columns"]]
     header.append(f"average of {len(avg['tasks'])}" + (INCOMPLETE if avg.get("left_out") else ""))
     rows = [
-        [row["checkpoint"]] + [score_text(row["scores"][c["task"]],
-                                          row.get("missing", {}).get(c["task"], ""))
-                               for c in report["columns"]]
+        [row["checkpoint"]]
+        + [
+            score_text(row["scores"][c["task"]], row.get("missing", {}).get(c["task"], ""))
+            for c in report["columns"]
+        ]
         + [percent(avg["rows"].get(row["checkpoint"])) or "-"]
         for row in report["rows"]
     ]
@@ -180,10 +203,11 @@ def sections(report: dict) -> list[tuple[str, str, tuple]]:
     """(title, note, (header, rows)) of the tables after the leaderboard."""
     found = []
     if report.get("baseline"):
-        note = (f"Percentage points against {report['baseline']['name']} on the same docs, "
-                f"[95% interval], * significant: {report['baseline']['method']}.")
-        found.append((f"Δ vs baseline {report['baseline']['name']}", note,
-                      baseline_table(report)))
+        note = (
+            f"Percentage points against {report['baseline']['name']} on the same docs, "
+            f"[95% interval], * significant: {report['baseline']['method']}."
+        )
+        found.append((f"Δ vs baseline {report['baseline']['name']}", note, baseline_table(report)))
     found.append(("Docs scored", "Docs scored / docs in the benchmark.", docs_table(report)))
     return found
 
@@ -245,8 +269,11 @@ def to_html(report: dict, images: dict[str, bytes]) -> str:
         parts += [f"<li>{html.escape(note)}</li>" for note in notes]
         parts.append("</ul>")
     for table_title, note, table in sections(report):
-        parts += [f"<h2>{html.escape(table_title)}</h2>", f"<p>{html.escape(note)}</p>",
-                  html_table(*table)]
+        parts += [
+            f"<h2>{html.escape(table_title)}</h2>",
+            f"<p>{html.escape(note)}</p>",
+            html_table(*table),
+        ]
     for table_title, header, rows in breakdown_tables(report):
         parts += [f"<h2>{html.escape(table_title)}</h2>", html_table(header, rows)]
     parts.append("</body></html>")

@@ -84,7 +84,8 @@ def collect(sources: list[str]) -> dict:
             if origin.setdefault(name, source) != source:
                 raise ValueError(
                     f"checkpoint {name!r} is in both {origin[name]} and {source}: name them "
-                    f"(a={origin[name].split('=')[-1]} b={root}) to tell their rows apart")
+                    f"(a={origin[name].split('=')[-1]} b={root}) to tell their rows apart"
+                )
             data = json.loads(results_file.read_text(encoding="utf-8"))
             ckpt = checkpoints.setdefault(name, new_checkpoint())
             failure = failed_pair(results_file)
@@ -113,8 +114,9 @@ def add_plan(checkpoints: dict, plan: dict | None, label: str | None, root: Path
     order (so members that never ran are shown), with the reason a pair could not run or, for
     a pair that failed before lm-eval saved anything, why it failed."""
     for ckpt_name, statuses in (plan or {}).get("pairs", {}).items():
-        ckpt = checkpoints.setdefault(f"{label}/{ckpt_name}" if label else ckpt_name,
-                                      new_checkpoint())
+        ckpt = checkpoints.setdefault(
+            f"{label}/{ckpt_name}" if label else ckpt_name, new_checkpoint()
+        )
         ckpt["plan"] = statuses
         for task in statuses:
             failure = pair_failure(root / ckpt_name / task)
@@ -207,8 +209,11 @@ def comparable(docs: dict, full: int | None) -> bool:
     """Whether a score covers the benchmark the published figures are on: every doc of its
     data scored (no `--limit`), and as many docs as the benchmark declares (`metadata.docs`),
     so a sample in a mirror (the demo's 15 MATH problems) is not compared as the whole."""
-    return docs["scored"] is not None and docs["scored"] == docs["total"] and (
-        full is None or docs["total"] == full)
+    return (
+        docs["scored"] is not None
+        and docs["scored"] == docs["total"]
+        and (full is None or docs["total"] == full)
+    )
 
 
 def subtask_scores(checkpoints: dict, column: dict) -> dict:
@@ -249,8 +254,9 @@ def field_scores(samples: list[dict], field: str, metric: str) -> dict[str, dict
     }
 
 
-def doc_field_scores(checkpoints: dict, tasks: list[str], prefix: str, field: str,
-                     metric: str) -> dict:
+def doc_field_scores(
+    checkpoints: dict, tasks: list[str], prefix: str, field: str, metric: str
+) -> dict:
     """{checkpoint: {task less prefix: {field value: {correct, n, value}}}} from sample logs."""
     scores: dict[str, dict] = {}
     for name, ckpt in checkpoints.items():
@@ -258,7 +264,8 @@ def doc_field_scores(checkpoints: dict, tasks: list[str], prefix: str, field: st
             if task in ckpt["samples"]:
                 samples = read_jsonl(ckpt["samples"][task])
                 scores.setdefault(name, {})[task.removeprefix(prefix + "_")] = field_scores(
-                    samples, field, metric)
+                    samples, field, metric
+                )
     return scores
 
 
@@ -307,8 +314,10 @@ def breakdowns(checkpoints: dict, columns: list[dict]) -> list[dict]:
             if not scores:
                 continue
             label = catalog.facts(owner).get("label", owner)
-            entry = found.setdefault((owner, *spec.values()), {
-                "task": owner, "label": label, "metric": column["metric"], **spec, "scores": {}})
+            entry = found.setdefault(
+                (owner, *spec.values()),
+                {"task": owner, "label": label, "metric": column["metric"], **spec, "scores": {}},
+            )
             for name, values in scores.items():
                 entry["scores"].setdefault(name, {}).update(values)
     return list(found.values())
@@ -328,29 +337,42 @@ def average(rows: list[dict], reference: dict | None, columns: list[dict]) -> di
     a row that lacks one of them, so an average never mixes different benchmark sets.
     `left_out` names the benchmarks no row scored: the average is then not the suite's."""
     ref_scores = (reference or {}).get("scores", {})
-    wanted = [c["task"] for c in columns if c["task"] in ref_scores] if ref_scores else [
-        c["task"] for c in columns]
+    wanted = (
+        [c["task"] for c in columns if c["task"] in ref_scores]
+        if ref_scores
+        else [c["task"] for c in columns]
+    )
     tasks = [t for t in wanted if any(row["scores"][t] for row in rows)]
     values = {}
     for row in rows:
         scores = [row["scores"][t] for t in tasks]
-        values[row["checkpoint"]] = (sum(s["value"] for s in scores) / len(scores)
-                                     if tasks and all(scores) else None)
-    ref_avg = (sum(ref_scores[t]["value"] for t in tasks) / len(tasks)
-               if ref_scores and tasks else None)
-    return {"tasks": tasks, "rows": values, "reference": ref_avg,
-            "left_out": [t for t in wanted if t not in tasks]}
+        values[row["checkpoint"]] = (
+            sum(s["value"] for s in scores) / len(scores) if tasks and all(scores) else None
+        )
+    ref_avg = (
+        sum(ref_scores[t]["value"] for t in tasks) / len(tasks) if ref_scores and tasks else None
+    )
+    return {
+        "tasks": tasks,
+        "rows": values,
+        "reference": ref_avg,
+        "left_out": [t for t in wanted if t not in tasks],
+    }
 
 
-def build_report(checkpoints: dict, reference: dict | None, title: str,
-                 baseline: str | None = None) -> dict:
+def build_report(
+    checkpoints: dict, reference: dict | None, title: str, baseline: str | None = None
+) -> dict:
     """Plain data for every output format."""
     columns = columns_for(checkpoints)
     reference = present_reference(reference, columns)
     missing = gaps(checkpoints, columns)
     rows = [
-        {"checkpoint": name, "scores": {c["task"]: cell(ckpt, c, reference) for c in columns},
-         "missing": missing.get(name, {})}
+        {
+            "checkpoint": name,
+            "scores": {c["task"]: cell(ckpt, c, reference) for c in columns},
+            "missing": missing.get(name, {}),
+        }
         for name, ckpt in checkpoints.items()
     ]
     return {
@@ -368,8 +390,12 @@ def report_command(args) -> int:
     """`evalpack report DIR... --output OUT`."""
     checkpoints = keep_checkpoints(collect(args.dirs), getattr(args, "checkpoints", None))
     tasks = [t for ckpt in checkpoints.values() for t in ckpt["top"]]
-    report = build_report(checkpoints, load_reference(args.reference, tasks), args.title,
-                          getattr(args, "baseline", None))
+    report = build_report(
+        checkpoints,
+        load_reference(args.reference, tasks),
+        args.title,
+        getattr(args, "baseline", None),
+    )
     written = write_report(report, Path(args.output))
     log.info("report: %s", ", ".join(str(p) for p in written.values()))
     return 0

@@ -123,12 +123,18 @@ def rescore(source: Path, output: Path, tasks: list[str] | None = None) -> list[
         relative = results_file.parent.relative_to(source)
         start = time.monotonic()
         ok = rescore_results(results_file, output / relative.parent)
-        log.info("[%d/%d] rescored %s in %.1f s", number, len(files), relative.parent,
-                 time.monotonic() - start)
+        log.info(
+            "[%d/%d] rescored %s in %.1f s",
+            number,
+            len(files),
+            relative.parent,
+            time.monotonic() - start,
+        )
         if not ok:
             pair_log = output / relative.parent / PAIR_LOG
-            log.error("rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log),
-                      pair_log)
+            log.error(
+                "rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log), pair_log
+            )
             failed.append(results_file)
     for description in [*source.rglob(CHECKPOINT_FILE), *source.glob(PLAN_FILE)]:
         target = output / description.relative_to(source)

@@ -15,7 +15,8 @@ TRANSIENT = re.compile(
     r"ConnectionError|Connection (refused|reset|aborted)|NewConnectionError|RemoteDisconnected"
     r"|Max retries exceeded|timed out|Timeout|HTTP 5\d\d|\b5\d\d Server Error"
     r"|refused connections|not answering|node (died|was lost)|NodeDied|lost node|OutOfMemory",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 CLIENT_ERROR = re.compile(r"HTTP 4\d\d|\b4\d\d Client Error", re.IGNORECASE)
 
 

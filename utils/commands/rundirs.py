@@ -24,8 +24,7 @@ COMPLETION_LOG = "completions.jsonl"
 FAILED_MARKER = "failed"
 WORKERS_LOG = "workers.jsonl"
 WORKER_LOG = "worker.log"
-ERROR_LINE = re.compile(
-    r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b|\berror\b", re.IGNORECASE)
+ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt)\b|\berror\b", re.IGNORECASE)
 log = logging.getLogger("evalpack.rundirs")
 
 

@@ -63,9 +63,10 @@ def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None
         finally:
             reached[number].set()
 
-    threads = [threading.Thread(target=run, args=(number, pair), daemon=True,
-                                name=f"pair-{pair['task']}")
-               for number, pair in enumerate(pairs)]
+    threads = [
+        threading.Thread(target=run, args=(number, pair), daemon=True, name=f"pair-{pair['task']}")
+        for number, pair in enumerate(pairs)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -32,7 +32,9 @@ class PackCommand(SubCommand):
     def __init__(self, subparsers: argparse._SubParsersAction, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._parser = subparsers.add_parser(
-            self.name, help=self.help, description=self.help,
+            self.name,
+            help=self.help,
+            description=self.help,
             epilog=self.epilog_text(),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -83,19 +85,29 @@ class Leaderboard(PackCommand):
     def _add_args(self) -> None:
         actions = self._parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         run = actions.add_parser(
-            "run", help="every (checkpoint, task) pair not yet finished",
+            "run",
+            help="every (checkpoint, task) pair not yet finished",
             description="Prints the plan (checkpoint x task: will run, finished earlier, "
-                        "cannot run and why), then runs the pairs that can run.",
+            "cannot run and why), then runs the pairs that can run.",
             epilog="Extra lm-eval flags for every pair go after `--`.\n\n" + self.epilog_text(),
-            formatter_class=argparse.RawDescriptionHelpFormatter)
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         check = actions.add_parser(
-            "check", help="print the plan only (what would run, what cannot and why)",
+            "check",
+            help="print the plan only (what would run, what cannot and why)",
             epilog="Exits 1 when a pair cannot run.\n\n" + self.epilog_text(),
-            formatter_class=argparse.RawDescriptionHelpFormatter)
-        run.add_argument("--dry_run", action="store_true",
-                         help="print the plan and stop (as `leaderboard check`)")
-        run.add_argument("--strict", action="store_true",
-                         help="a pair that cannot run is an error before anything starts")
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        run.add_argument(
+            "--dry_run",
+            action="store_true",
+            help="print the plan and stop (as `leaderboard check`)",
+        )
+        run.add_argument(
+            "--strict",
+            action="store_true",
+            help="a pair that cannot run is an error before anything starts",
+        )
         run.set_defaults(handler=leaderboard_run)
         check.set_defaults(handler=leaderboard_run, dry_run=True, strict=False)
         for parser in (run, check):
@@ -104,21 +116,33 @@ class Leaderboard(PackCommand):
 
 def add_board_args(run: argparse.ArgumentParser) -> None:
     """The arguments `leaderboard run` and `leaderboard check` share."""
-    run.add_argument("--models", required=True,
-                     help="YAML: checkpoints: [{name, model, model_args, resources}]")
+    run.add_argument(
+        "--models", required=True, help="YAML: checkpoints: [{name, model, model_args, resources}]"
+    )
     run.add_argument("--suite", required=True, help="suite name (see `evalpack suite list`)")
     run.add_argument("--suites", help="YAML file with your own suites")
     run.add_argument("--tasks", help="comma-separated subset of the suite's tasks")
-    run.add_argument("--output", default="leaderboard",
-                     help="leaderboard directory (with Ray: a folder every node sees)")
+    run.add_argument(
+        "--output",
+        default="leaderboard",
+        help="leaderboard directory (with Ray: a folder every node sees)",
+    )
     run.add_argument("--limit", type=int, help="lm-eval --limit (docs per task)")
-    run.add_argument("--executor", choices=("local", "ray"), default="local",
-                     help="local: one checkpoint at a time here (default); ray: every "
-                          "checkpoint as a Ray task with its resources")
+    run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: one checkpoint at a time here (default); ray: every "
+        "checkpoint as a Ray task with its resources",
+    )
     run.add_argument("--address", help="Ray cluster address: auto (default) or ray://HOST:PORT")
-    run.add_argument("--max_retries", type=int, default=2,
-                     help="times a failed or lost checkpoint's unfinished pairs are "
-                          "retried (failures a retry cannot fix are not)")
+    run.add_argument(
+        "--max_retries",
+        type=int,
+        default=2,
+        help="times a failed or lost checkpoint's unfinished pairs are "
+        "retried (failures a retry cannot fix are not)",
+    )
 
 
 class Rescore(PackCommand):
@@ -132,9 +156,14 @@ class Rescore(PackCommand):
 
     def _add_args(self) -> None:
         self._parser.add_argument("dir", help="an lm-eval --output_path or a leaderboard directory")
-        self._parser.add_argument("--output", help="where the rescored runs go (default: DIR_rescored)")
-        self._parser.add_argument("--tasks", help="comma-separated: rescore only the runs of these "
-                                  "tasks or groups (default: every run)")
+        self._parser.add_argument(
+            "--output", help="where the rescored runs go (default: DIR_rescored)"
+        )
+        self._parser.add_argument(
+            "--tasks",
+            help="comma-separated: rescore only the runs of these "
+            "tasks or groups (default: every run)",
+        )
         self._parser.set_defaults(handler=rescore_run)
 
 
@@ -150,20 +179,26 @@ class Report(PackCommand):
     """
 
     def _add_args(self) -> None:
-        self._parser.add_argument("dirs", nargs="+",
-                                  help="lm-eval output or leaderboard dirs; NAME=DIR names a row")
+        self._parser.add_argument(
+            "dirs", nargs="+", help="lm-eval output or leaderboard dirs; NAME=DIR names a row"
+        )
         self._parser.add_argument("--output", default="report", help="where the report goes")
         self._parser.add_argument(
             "--reference",
             help="a published model of the tasks' YAML (default Tulu-3-8B-SFT; also "
-                 "Tulu-3-8B-DPO, Tulu-3-8B, Llama-3.1-8B-Instruct), a YAML file "
-                 "{name, scores: {task: {value, metric, source}}}, or 'none'")
+            "Tulu-3-8B-DPO, Tulu-3-8B, Llama-3.1-8B-Instruct), a YAML file "
+            "{name, scores: {task: {value, metric, source}}}, or 'none'",
+        )
         self._parser.add_argument(
-            "--baseline", help="a checkpoint of the report: every other one gets its difference "
-                               "from it per task, with a paired 95%% confidence interval")
+            "--baseline",
+            help="a checkpoint of the report: every other one gets its difference "
+            "from it per task, with a paired 95%% confidence interval",
+        )
         self._parser.add_argument(
-            "--checkpoints", help="only these rows: comma-separated names, or a models.yaml "
-                                  "(its checkpoints; leaves out folders of earlier ones)")
+            "--checkpoints",
+            help="only these rows: comma-separated names, or a models.yaml "
+            "(its checkpoints; leaves out folders of earlier ones)",
+        )
         self._parser.add_argument("--title", default="evalpack leaderboard")
         self._parser.set_defaults(handler=report.report_command)
 
@@ -200,34 +235,50 @@ def leaderboard_run(args: argparse.Namespace) -> int:
     only = args.tasks.split(",") if args.tasks else None
     entries = catalog.suite_tasks(catalog.load_suites(args.suites), args.suite, only)
     extra = (["--limit", str(args.limit)] if args.limit is not None else []) + args.lm_eval_args
-    board = plan.make_plan(checkpoints, entries, Path(args.output), extra,
-                           local=args.executor == "local")
+    board = plan.make_plan(
+        checkpoints, entries, Path(args.output), extra, local=args.executor == "local"
+    )
     sys.stdout.write(plan.render(board))
     sys.stdout.flush()
     cannot = plan.cannot_run(board)
     if args.dry_run:
         return 1 if cannot else 0
     if cannot and args.strict:
-        sys.stderr.write(f"evalpack leaderboard: error: {len(cannot)} pairs cannot run (listed "
-                         "above); --strict starts nothing\n")
+        sys.stderr.write(
+            f"evalpack leaderboard: error: {len(cannot)} pairs cannot run (listed "
+            "above); --strict starts nothing\n"
+        )
         return 2
     plan.save(board, Path(args.output), args.suite)
     signal.signal(signal.SIGTERM, terminate_as_interrupt)  # stop the workers, say how to resume
     try:
         outcome = leaderboard.run_leaderboard(
-            checkpoints, entries, Path(args.output), extra, executor=args.executor,
-            address=args.address, max_retries=args.max_retries, cannot=cannot)
+            checkpoints,
+            entries,
+            Path(args.output),
+            extra,
+            executor=args.executor,
+            address=args.address,
+            max_retries=args.max_retries,
+            cannot=cannot,
+        )
     except (KeyboardInterrupt, leaderboard.Interrupted) as exc:
         where = f"during {exc}" if str(exc) else "before any pair started"
-        sys.stderr.write(f"evalpack leaderboard: interrupted {where}; finished pairs are kept, "
-                         "rerun the same command to resume\n")
+        sys.stderr.write(
+            f"evalpack leaderboard: interrupted {where}; finished pairs are kept, "
+            "rerun the same command to resume\n"
+        )
         return 130
     for (ckpt, task), reason in cannot.items():
         log.error("%s x %s: not started: %s", ckpt, task, reason)
     log.info(
         "leaderboard %s: %d pairs finished earlier, %d ran, %d failed%s, %d could not run",
-        args.output, len(outcome["done"]), len(outcome["ran"]), len(outcome["failed"]),
-        f" ({', '.join(sorted(outcome['failed']))})" if outcome["failed"] else "", len(cannot),
+        args.output,
+        len(outcome["done"]),
+        len(outcome["ran"]),
+        len(outcome["failed"]),
+        f" ({', '.join(sorted(outcome['failed']))})" if outcome["failed"] else "",
+        len(cannot),
     )
     return 1 if outcome["failed"] or cannot else 0
 
@@ -242,8 +293,11 @@ def rescore_run(args: argparse.Namespace) -> int:
     tasks = [t for t in (args.tasks or "").split(",") if t]
     failed = rescore.rescore(source, output, tasks)
     if failed:
-        log.error("rescoring failed for %d run(s) (listed above); the others are under %s",
-                  len(failed), output)
+        log.error(
+            "rescoring failed for %d run(s) (listed above); the others are under %s",
+            len(failed),
+            output,
+        )
         return 1
     log.info("rescored runs written under %s", output)
     return 0

@@ -37,14 +37,7 @@ from ..models.registry import register
 from . import cli, fixed_costs, stream
 from .inprocess import output_into, reason_of
 from .outcome import run_problem
-from .rundirs import (
-    DONE_MARKER,
-    FAILED_MARKER,
-    PAIR_LOG,
-    WORKERS_LOG,
-    clear_unfinished,
-    error_line,
-)
+from .rundirs import DONE_MARKER, FAILED_MARKER, PAIR_LOG, WORKERS_LOG, clear_unfinished, error_line
 
 PR_SET_PDEATHSIG = 1
 
@@ -62,8 +55,10 @@ def run_pair(pair: dict, node: str, out=None) -> tuple[bool, str]:
     line and a traceback go to `out` (default: stderr)."""
     pair_dir = Path(pair["dir"])
     out = out or sys.stderr
-    out.write(f"$ {' '.join(pair['command'])}\n# in evalpack worker {os.getpid()} on "
-              f"node {node}, model shared with the checkpoint's other tasks here\n")
+    out.write(
+        f"$ {' '.join(pair['command'])}\n# in evalpack worker {os.getpid()} on "
+        f"node {node}, model shared with the checkpoint's other tasks here\n"
+    )
     try:
         args = cli.EvalpackCLI().parse(pair["argv"])
         cli.execute(args)
@@ -84,10 +79,17 @@ def run_pair(pair: dict, node: str, out=None) -> tuple[bool, str]:
 
 def record_load(ckpt_dir: Path, node: str):
     def record(model: str, seconds: float) -> None:
-        row = {"node": node, "host": socket.gethostname(), "pid": os.getpid(), "model": model,
-               "seconds": round(seconds, 3), "time": time.time()}
+        row = {
+            "node": node,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "model": model,
+            "seconds": round(seconds, 3),
+            "time": time.time(),
+        }
         with open(ckpt_dir / WORKERS_LOG, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
+
     return record
 
 
@@ -115,8 +117,13 @@ def run_marked(pair: dict, node: str, side_by_side: bool) -> None:
         with output_into(pair_dir / PAIR_LOG):
             ok, reason = run_pair(pair, node)
     if ok:
-        marker = {"command": pair["command"], "node": node, "pid": os.getpid(),
-                  "seconds": round(time.monotonic() - start, 3), "side_by_side": side_by_side}
+        marker = {
+            "command": pair["command"],
+            "node": node,
+            "pid": os.getpid(),
+            "seconds": round(time.monotonic() - start, 3),
+            "side_by_side": side_by_side,
+        }
         (pair_dir / DONE_MARKER).write_text(json.dumps(marker), encoding="utf-8")
     else:
         (pair_dir / FAILED_MARKER).write_text(reason + "\n", encoding="utf-8")
@@ -130,8 +137,7 @@ def run_unit(spec: dict) -> None:
     PooledResumableLM.on_load = record_load(Path(spec["checkpoint_dir"]), spec["node"])
     side_by_side = spec.get("stream", streams(spec.get("model")))
     if side_by_side:
-        stream.run_side_by_side(spec["pairs"],
-                                lambda pair: run_marked(pair, spec["node"], True))
+        stream.run_side_by_side(spec["pairs"], lambda pair: run_marked(pair, spec["node"], True))
         return
     for pair in spec["pairs"]:
         run_marked(pair, spec["node"], False)

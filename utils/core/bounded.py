@@ -158,8 +158,7 @@ def bounded_map(
 
 
 def bounded_records(
-    fn: Callable[[Any], dict], jobs: list, *, timeout: float,
-    unscored: Callable[[Any, str], dict],
+    fn: Callable[[Any], dict], jobs: list, *, timeout: float, unscored: Callable[[Any, str], dict]
 ) -> list[dict]:
     """`fn`'s record for each job, through `bounded_map`; a job that ran out of time or failed
     gets `unscored(job, reason)` instead (the reason says which), so no doc is lost."""
@@ -200,8 +199,13 @@ class _Pending:
             if not self.queues:
                 return None
             mean = _mean(self.all_seconds)
-            key = max(self.queues, key=lambda other: (
-                self._work_left(other, max(mean, busy.get(other, 0.0))), other not in busy))
+            key = max(
+                self.queues,
+                key=lambda other: (
+                    self._work_left(other, max(mean, busy.get(other, 0.0))),
+                    other not in busy,
+                ),
+            )
         queue = self.queues[key]
         index = queue.popleft()
         if not queue:
@@ -225,8 +229,11 @@ def _mean(spent: list[float]) -> float:
 
 def _assign(worker: _Worker, pending: _Pending, items: list, pool: list[_Worker]) -> None:
     now = time.monotonic()
-    busy = {other.key: now - other.started for other in pool
-            if other is not worker and other.index is not None}
+    busy = {
+        other.key: now - other.started
+        for other in pool
+        if other is not worker and other.index is not None
+    }
     index = pending.take(worker.key, busy)
     if index is None:
         return

@@ -78,8 +78,9 @@ def with_keys(rows: list[dict], path: str, name: str | None, split: str) -> list
     return [{**row, "doc_key": f"{prefix}#{i}"} for i, row in enumerate(rows)]
 
 
-def load_split(path: str, name: str | None, split: str,
-               revision: str | None = None) -> datasets.Dataset:
+def load_split(
+    path: str, name: str | None, split: str, revision: str | None = None
+) -> datasets.Dataset:
     """One split, from the mirror when `EVALPACK_DATA_DIR` is set, else from the hub at
     `revision` (None: the hub's latest)."""
     data_dir = os.environ.get(DATA_DIR_ENV)
@@ -110,20 +111,28 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     return True
 
 
-def load_from_hub(path: str, name: str | None, split: str,
-                  revision: str | None = None) -> list[dict]:
+def load_from_hub(
+    path: str, name: str | None, split: str, revision: str | None = None
+) -> list[dict]:
     """One split from the hub (or the local HF cache under `HF_HUB_OFFLINE=1`). Without a way to
     the data, a `DataError` in one line naming the dataset and the mirror file to provide (for
     a gated dataset without access, also how to get it); an unreachable hub is found in seconds,
     not after the hub client's retries."""
     where = f"{hub_dir(path)}/{name or 'default'}/{split}.jsonl"
-    offline = any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on")
-                  for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
-    why = "offline and not in the Hugging Face cache" if offline else (
-        "the Hugging Face hub cannot be reached")
-    failure = DataError(f"dataset {path!r} split {split!r}: {why}; set "
-                        f"{DATA_DIR_ENV}=<mirror dir> holding {where} (runs and `evalpack "
-                        "rescore` both read the datasets)")
+    offline = any(
+        os.environ.get(v, "").lower() in ("1", "true", "yes", "on")
+        for v in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
+    why = (
+        "offline and not in the Hugging Face cache"
+        if offline
+        else ("the Hugging Face hub cannot be reached")
+    )
+    failure = DataError(
+        f"dataset {path!r} split {split!r}: {why}; set "
+        f"{DATA_DIR_ENV}=<mirror dir> holding {where} (runs and `evalpack "
+        "rescore` both read the datasets)"
+    )
     if not offline and not hub_reachable():
         raise failure
     try:
@@ -133,16 +142,22 @@ def load_from_hub(path: str, name: str | None, split: str,
     except DatasetNotFoundError as exc:
         if "gated" not in str(exc):
             raise
-        raise DataError(f"dataset {path!r} is gated on the Hugging Face hub: accept its terms at "
-                        f"https://huggingface.co/datasets/{path} and log in (`hf auth login` or "
-                        f"HF_TOKEN), or set {DATA_DIR_ENV}=<mirror dir> holding {where}") from None
+        raise DataError(
+            f"dataset {path!r} is gated on the Hugging Face hub: accept its terms at "
+            f"https://huggingface.co/datasets/{path} and log in (`hf auth login` or "
+            f"HF_TOKEN), or set {DATA_DIR_ENV}=<mirror dir> holding {where}"
+        ) from None
 
 
 def load(
-    path: str, name: str | None = None, splits: tuple[str, ...] = ("test",),
-    revision: str | None = None, **_metadata
+    path: str,
+    name: str | None = None,
+    splits: tuple[str, ...] = ("test",),
+    revision: str | None = None,
+    **_metadata,
 ) -> datasets.DatasetDict:
     """`custom_dataset` hook: the named splits of one hub dataset at `revision`. Extra keyword
     arguments are the task's metadata, which lm-eval passes along; they do not affect loading."""
-    return datasets.DatasetDict({split: load_split(path, name, split, revision)
-                                 for split in splits})
+    return datasets.DatasetDict(
+        {split: load_split(path, name, split, revision) for split in splits}
+    )

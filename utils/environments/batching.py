@@ -26,8 +26,7 @@ class RewardBatcher:
     async def score(self, row: Row, completion: str, metadata: dict | None) -> dict:
         """The sample's scores (`score_samples`' entry for it), scored with its company."""
         future = asyncio.get_running_loop().create_future()
-        self.pending.append((row, completion, json.dumps(metadata or {}, sort_keys=True),
-                             future))
+        self.pending.append((row, completion, json.dumps(metadata or {}, sort_keys=True), future))
         if self.flushing is None or self.flushing.done():
             self.flushing = asyncio.create_task(self._flush())
         return await future
@@ -37,14 +36,16 @@ class RewardBatcher:
             await asyncio.sleep(self.window)
             batch, self.pending = self.pending, []
             for key in dict.fromkeys(item[2] for item in batch):
-                await self._score([item for item in batch if item[2] == key],
-                                  json.loads(key) or None)
+                await self._score(
+                    [item for item in batch if item[2] == key], json.loads(key) or None
+                )
 
     @staticmethod
     async def _score(items: list, metadata: dict | None) -> None:
         try:
-            results = await asyncio.to_thread(score_samples, [i[0] for i in items],
-                                              [i[1] for i in items], metadata)
+            results = await asyncio.to_thread(
+                score_samples, [i[0] for i in items], [i[1] for i in items], metadata
+            )
         except Exception as error:  # noqa: BLE001 - isolate the failing sample: score each alone
             if len(items) == 1:
                 items[0][3].set_exception(error)

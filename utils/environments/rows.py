@@ -47,11 +47,11 @@ def _loaded(name: str, metadata_key: str) -> dict:
     from lm_eval.tasks import TaskManager
 
     metadata = json.loads(metadata_key) or None
-    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
-                          metadata=metadata)
+    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False, metadata=metadata)
     if name not in manager.all_tasks:
-        raise ValueError(f"evalpack has no task or group named {name!r} "
-                         "(`evalpack ls tasks` lists them)")
+        raise ValueError(
+            f"evalpack has no task or group named {name!r} (`evalpack ls tasks` lists them)"
+        )
     return manager.load([name])
 
 
@@ -69,40 +69,60 @@ def check_chat_generation(task) -> None:
     """A chat rollout reproduces a task only if it generates and is a chat task."""
     name = task.config.task
     if task.OUTPUT_TYPE != "generate_until":
-        raise NotAChatTask(f"{name} is scored from token log-probabilities ({task.OUTPUT_TYPE}), "
-                           "which chat rollouts do not return: it has no verifiers environment")
+        raise NotAChatTask(
+            f"{name} is scored from token log-probabilities ({task.OUTPUT_TYPE}), "
+            "which chat rollouts do not return: it has no verifiers environment"
+        )
     if not (task.config.metadata or {}).get("chat"):
-        raise NotAChatTask(f"{name} is a base-model task (a plain-text prompt, no chat "
-                           "template): a chat environment cannot send what lm-eval sends")
+        raise NotAChatTask(
+            f"{name} is a base-model task (a plain-text prompt, no chat "
+            "template): a chat environment cannot send what lm-eval sends"
+        )
 
 
 def _rows_of(task, group: str, limit: int | None) -> list[Row]:
-    task.build_all_requests(rank=0, world_size=1, limit=limit, apply_chat_template=True,
-                            fewshot_as_multiturn=True,
-                            chat_template=lambda msgs, add_generation_prompt=True:
-                            render_messages(msgs))
+    task.build_all_requests(
+        rank=0,
+        world_size=1,
+        limit=limit,
+        apply_chat_template=True,
+        fewshot_as_multiturn=True,
+        chat_template=lambda msgs, add_generation_prompt=True: render_messages(msgs),
+    )
     rows = []
     for instance in sorted(task.instances, key=lambda i: i.doc_id):
         context, gen_kwargs = instance.args
-        rows.append(Row(task=task.config.task, group=group, doc_id=instance.doc_id,
-                        doc_key=instance.doc.get("doc_key", f"{task.config.task}#"
-                                                 f"{instance.doc_id}"),
-                        doc=dict(instance.doc), messages=json.loads(context),
-                        gen_kwargs=dict(gen_kwargs), repeats=instance.repeats,
-                        stops=stop_strings(gen_kwargs)))
+        rows.append(
+            Row(
+                task=task.config.task,
+                group=group,
+                doc_id=instance.doc_id,
+                doc_key=instance.doc.get("doc_key", f"{task.config.task}#{instance.doc_id}"),
+                doc=dict(instance.doc),
+                messages=json.loads(context),
+                gen_kwargs=dict(gen_kwargs),
+                repeats=instance.repeats,
+                stops=stop_strings(gen_kwargs),
+            )
+        )
     return rows
 
 
-def build_rows(name: str, metadata: dict | None = None, limit: int | None = None,
-               subtasks: list[str] | None = None) -> list[Row]:
+def build_rows(
+    name: str,
+    metadata: dict | None = None,
+    limit: int | None = None,
+    subtasks: list[str] | None = None,
+) -> list[Row]:
     """Every doc of task or group `name` (the first `limit` of each subtask; only `subtasks`
     where given) as the lm-eval path requests it in chat mode."""
     tasks = lm_tasks(name, metadata)
     chosen = sorted(tasks) if subtasks is None else list(subtasks)
     unknown = [s for s in chosen if s not in tasks]
     if unknown:
-        raise ValueError(f"{name} has no subtask {', '.join(unknown)} "
-                         f"(it has: {', '.join(sorted(tasks))})")
+        raise ValueError(
+            f"{name} has no subtask {', '.join(unknown)} (it has: {', '.join(sorted(tasks))})"
+        )
     for subtask in chosen:
         check_chat_generation(tasks[subtask])
     return [row for subtask in chosen for row in _rows_of(tasks[subtask], name, limit)]

@@ -59,16 +59,20 @@ def check_rewardable(row: Row, metadata: dict | None = None) -> None:
     chosen = primary(row, metadata)
     task = lm_tasks(row.group, metadata)[row.task]
     # lm-eval averages a metric its metric_list does not name (or names with no aggregation)
-    aggregation = {m["metric"]: m.get("aggregation") or "mean"
-                   for m in task.config.metric_list or []}
+    aggregation = {
+        m["metric"]: m.get("aggregation") or "mean" for m in task.config.metric_list or []
+    }
     if aggregation.get(chosen.metric, "mean") != "mean":
-        raise NotAChatTask(f"{row.task}: its primary metric {chosen.metric} is not a mean of "
-                           "per-sample scores, so no reward can be one sample's; it has no "
-                           "verifiers environment")
+        raise NotAChatTask(
+            f"{row.task}: its primary metric {chosen.metric} is not a mean of "
+            "per-sample scores, so no reward can be one sample's; it has no "
+            "verifiers environment"
+        )
 
 
-def score_samples(rows: Sequence[Row], completions: Sequence[str],
-                  metadata: dict | None = None) -> list[dict]:
+def score_samples(
+    rows: Sequence[Row], completions: Sequence[str], metadata: dict | None = None
+) -> list[dict]:
     """Per (row, completion): every metric the task's `process_results` gives for that one
     response under each of its filters, keyed `metric,filter` as lm-eval logs them. All
     samples of one subtask go through its filters in one batch (parallel execution)."""
@@ -90,9 +94,13 @@ def score_samples(rows: Sequence[Row], completions: Sequence[str],
 
 
 def _instance(row: Row, completion: str) -> Instance:
-    instance = Instance(request_type="generate_until", doc=row.doc,
-                        arguments=(render_messages(row.messages), row.gen_kwargs), idx=0,
-                        metadata=(row.task, row.doc_id, 1))
+    instance = Instance(
+        request_type="generate_until",
+        doc=row.doc,
+        arguments=(render_messages(row.messages), row.gen_kwargs),
+        idx=0,
+        metadata=(row.task, row.doc_id, 1),
+    )
     instance.resps = [cut_at_stops(completion, row.stops)]
     return instance
 
@@ -102,8 +110,9 @@ def reward(row: Row, scores: dict, metadata: dict | None = None) -> float:
     chosen = primary(row, metadata)
     key = f"{chosen.metric},{chosen.filter}"
     if key not in scores:
-        raise ValueError(f"{row.task}: its scorers gave no {key} (they gave "
-                         f"{', '.join(sorted(scores))})")
+        raise ValueError(
+            f"{row.task}: its scorers gave no {key} (they gave {', '.join(sorted(scores))})"
+        )
     return float(scores[key])
 
 
@@ -139,14 +148,18 @@ def summarize(rollouts: Iterable[Rollout], ks: Iterable[int] = ()) -> dict[str, 
     for task, docs in sorted(per_task.items()):
         samples = [r for group in docs.values() for r in group]
         n = min(len(group) for group in docs.values())
-        result = {"docs": float(len(docs)), "rollouts_per_doc": float(n),
-                  "reward": mean(r.reward for r in samples)}
+        result = {
+            "docs": float(len(docs)),
+            "rollouts_per_doc": float(n),
+            "reward": mean(r.reward for r in samples),
+        }
         for key in sorted({k for r in samples for k in r.metrics}):
             values = [r.metrics[key] for r in samples if key in r.metrics]
             result[key] = mean(values)
         for k in sorted(set(powers_of_two_up_to(n)) | {k for k in ks if k <= n}):
             result[f"pass@{k}"] = mean(
                 pass_at_k(len(group), sum(r.reward > 0 for r in group), k)
-                for group in docs.values())
+                for group in docs.values()
+            )
         summary[task] = result
     return summary

@@ -34,9 +34,14 @@ def rollouts(episodes: list[dict]) -> tuple[list[Rollout], Counter, set[int]]:
             if not (episode["ok"] and trace["ok"]) or REWARD not in trace["rewards"]:
                 errored[data["task"]] += 1
                 continue
-            scored.append(Rollout(data["task"], data["doc_key"],
-                                  float(trace["rewards"][REWARD]["score"]),
-                                  {k: float(v) for k, v in trace["metrics"].items()}))
+            scored.append(
+                Rollout(
+                    data["task"],
+                    data["doc_key"],
+                    float(trace["rewards"][REWARD]["score"]),
+                    {k: float(v) for k, v in trace["metrics"].items()},
+                )
+            )
     return scored, errored, ks
 
 
@@ -54,8 +59,10 @@ def summarize_run(path: str | Path) -> dict[str, dict[str, float]]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m evalpack.environments.summary <vf-eval run dir | traces.jsonl>",
-              file=sys.stderr)
+        print(
+            "usage: python -m evalpack.environments.summary <vf-eval run dir | traces.jsonl>",
+            file=sys.stderr,
+        )
         return 2
     try:
         print(json.dumps(summarize_run(args[0]), indent=2, sort_keys=True))

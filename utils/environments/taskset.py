@@ -53,11 +53,17 @@ class EvalpackTaskData(vf.TaskData):
     metadata: dict = Field(default_factory=dict)  # the run's --metadata (repeats, timeout)
 
     def row(self) -> rows_module.Row:
-        return rows_module.Row(task=self.task, group=self.group, doc_id=self.doc_id,
-                               doc_key=self.doc_key, doc=self.doc,
-                               messages=json.loads(self.messages_json),
-                               gen_kwargs=self.gen_kwargs, repeats=self.repeats,
-                               stops=self.stops)
+        return rows_module.Row(
+            task=self.task,
+            group=self.group,
+            doc_id=self.doc_id,
+            doc_key=self.doc_key,
+            doc=self.doc,
+            messages=json.loads(self.messages_json),
+            gen_kwargs=self.gen_kwargs,
+            repeats=self.repeats,
+            stops=self.stops,
+        )
 
 
 def completion(trace) -> str:
@@ -80,7 +86,8 @@ class EvalpackTask(vf.Task[EvalpackTaskData, vf.State, vf.TaskConfig]):
     async def _scores_of(self, task: EvalpackTaskData, trace) -> dict:
         if trace.id not in self._scores:
             self._scores[trace.id] = await batching.batcher().score(
-                task.row(), completion(trace), task.metadata or None)
+                task.row(), completion(trace), task.metadata or None
+            )
         return self._scores[trace.id]
 
     @vf.metric
@@ -110,22 +117,35 @@ class EvalpackTasksetConfig(vf.TasksetConfig):
 class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
     def load(self):
         if not self.config.tasks:
-            raise ValueError("evalpack needs a task: --env.taskset.tasks gsm8k_tulu "
-                             "(or load_environment(task='gsm8k_tulu'))")
+            raise ValueError(
+                "evalpack needs a task: --env.taskset.tasks gsm8k_tulu "
+                "(or load_environment(task='gsm8k_tulu'))"
+            )
         metadata = self.config.metadata or None
         checked: set[str] = set()
-        for row in rows_module.build_rows(self.config.tasks, metadata, self.config.limit,
-                                          self.config.subtasks):
+        for row in rows_module.build_rows(
+            self.config.tasks, metadata, self.config.limit, self.config.subtasks
+        ):
             if row.task not in checked:
                 scoring.check_rewardable(row, metadata)
                 checked.add(row.task)
             k = scoring.declared_k(row, metadata)
             data = EvalpackTaskData(
-                id=f"{row.task}/{row.doc_key}", name=row.task, prompt=row.messages,
-                task=row.task, group=row.group, doc_id=row.doc_id, doc_key=row.doc_key,
-                doc=row.doc, messages_json=rows_module.render_messages(row.messages),
-                gen_kwargs=row.gen_kwargs, repeats=row.repeats, stops=row.stops,
-                ks=[k] if k else [], metadata=self.config.metadata)
+                id=f"{row.task}/{row.doc_key}",
+                name=row.task,
+                prompt=row.messages,
+                task=row.task,
+                group=row.group,
+                doc_id=row.doc_id,
+                doc_key=row.doc_key,
+                doc=row.doc,
+                messages_json=rows_module.render_messages(row.messages),
+                gen_kwargs=row.gen_kwargs,
+                repeats=row.repeats,
+                stops=row.stops,
+                ks=[k] if k else [],
+                metadata=self.config.metadata,
+            )
             yield EvalpackTask(data, self.config.task)
 
 
@@ -140,14 +160,19 @@ def chat_request(data: EvalpackTaskData, model: str, server: str) -> dict:
     """The chat-completions body for one rollout of a row, as `evalpack-chat` builds it (less
     the per-repeat seed: rollouts are independent samples)."""
     messages = json.loads(data.messages_json)
-    body = {"model": model, "messages": messages,
-            **sampling_options(data.gen_kwargs, DEFAULT_MAX_TOKENS),
-            **stop_field(data.stops, OPENAI_MAX_STOPS if server == "openai" else None)}
+    body = {
+        "model": model,
+        "messages": messages,
+        **sampling_options(data.gen_kwargs, DEFAULT_MAX_TOKENS),
+        **stop_field(data.stops, OPENAI_MAX_STOPS if server == "openai" else None),
+    }
     if continues_assistant(messages):
         if server not in CONTINUE_FIELDS:
-            raise ValueError(f"{data.task} doc {data.doc_id}: the prompt ends with an assistant "
-                             f"prefix, which server={server} cannot continue; {data.group} "
-                             "needs a server that can (vllm, sglang)")
+            raise ValueError(
+                f"{data.task} doc {data.doc_id}: the prompt ends with an assistant "
+                f"prefix, which server={server} cannot continue; {data.group} "
+                "needs a server that can (vllm, sglang)"
+            )
         body.update(CONTINUE_FIELDS[server])
     return body
 
@@ -157,9 +182,11 @@ def failure_line(data: EvalpackTaskData, body: dict, response: httpx.Response) -
     line = f"{data.task} doc {data.doc_id}: HTTP {response.status_code}: {response.text[:1000]}"
     refused = [key for key in body if key in CONTINUE_FIELDS["vllm"] and key in response.text]
     if response.status_code in (400, 422) and refused:
-        line += (f" [the server refused {', '.join(refused)}: {data.group} continues an "
-                 "assistant prefix and needs a server that can (vLLM, SGLang; harness "
-                 "server=vllm or sglang)]")
+        line += (
+            f" [the server refused {', '.join(refused)}: {data.group} continues an "
+            "assistant prefix and needs a server that can (vLLM, SGLang; harness "
+            "server=vllm or sglang)]"
+        )
     return line
 
 
@@ -169,13 +196,24 @@ class EvalpackHarness(vf.Harness[EvalpackHarnessConfig]):
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
-    async def launch(self, ctx, trace, runtime, endpoint: str, secret: str,
-                     mcp_urls: dict[str, str], data: vf.TaskData,
-                     tool_interception_url: str | None = None) -> ProgramResult:
+    async def launch(
+        self,
+        ctx,
+        trace,
+        runtime,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: vf.TaskData,
+        tool_interception_url: str | None = None,
+    ) -> ProgramResult:
         body = chat_request(data, ctx.model, self.config.server)
         async with httpx.AsyncClient(timeout=self.config.request_timeout) as client:
-            response = await client.post(f"{endpoint.rstrip('/')}/chat/completions", json=body,
-                                         headers={"Authorization": f"Bearer {secret}"})
+            response = await client.post(
+                f"{endpoint.rstrip('/')}/chat/completions",
+                json=body,
+                headers={"Authorization": f"Bearer {secret}"},
+            )
         if response.status_code != 200:
             return ProgramResult(1, "", failure_line(data, body, response))
         answer = response.json()["choices"][0]["message"]["content"] or ""
@@ -192,14 +230,25 @@ class EvalpackEnv(vf.Env[EvalpackEnvConfig]):
         await agents.agent.run(task)
 
 
-def load_environment(task: str, *, subtasks: list[str] | None = None, limit: int | None = None,
-                     metadata: dict | None = None, server: str = "vllm",
-                     **env_options: Any) -> vf.Env:
+def load_environment(
+    task: str,
+    *,
+    subtasks: list[str] | None = None,
+    limit: int | None = None,
+    metadata: dict | None = None,
+    server: str = "vllm",
+    **env_options: Any,
+) -> vf.Env:
     """The environment for one of the pack's tasks or groups, as prime-rl loads environments:
     `load_environment(task="bbh_cot_v1_tulu", limit=10)`. `env_options` are further
     `EnvConfig` fields (e.g. `timeout`, `retries`)."""
-    taskset = {"id": "evalpack", "tasks": task, "subtasks": subtasks, "limit": limit,
-               "metadata": metadata or {}}
+    taskset = {
+        "id": "evalpack",
+        "tasks": task,
+        "subtasks": subtasks,
+        "limit": limit,
+        "metadata": metadata or {},
+    }
     agent = {"runtime": {"type": "subprocess"}, "harness": {"id": "evalpack", "server": server}}
     config = resolve_env_config({"taskset": taskset, "agent": agent, **env_options})
     return vf_load_environment(config)

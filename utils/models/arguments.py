@@ -20,8 +20,11 @@ def accepted_args(model_cls) -> set[str]:
     for cls in model_cls.__mro__:
         if "__init__" in vars(cls):
             params = inspect.signature(cls.__init__).parameters.values()
-            known |= {p.name for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-                      and p.name != "self"}
+            known |= {
+                p.name
+                for p in params
+                if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name != "self"
+            }
     return known
 
 
@@ -30,7 +33,8 @@ def known_model_args(model_cls) -> set[str] | None:
     anything runs; None for a backend that takes any (lm-eval's own, `answer-server`'s extra
     fields)."""
     if not model_cls.__module__.startswith("evalpack.") or getattr(
-            model_cls, "takes_any_model_args", False):
+        model_cls, "takes_any_model_args", False
+    ):
         return None
     return accepted_args(model_cls)
 
@@ -41,7 +45,8 @@ def check_model_args(lm, kwargs: dict) -> None:
     unknown = [name for name in kwargs if name not in known]
     if unknown:
         named = ", ".join(
-            f"{name}=" + "".join(f" (did you mean {m}=?)"
-                                 for m in difflib.get_close_matches(name, known, n=1))
-            for name in unknown)
+            f"{name}="
+            + "".join(f" (did you mean {m}=?)" for m in difflib.get_close_matches(name, known, n=1))
+            for name in unknown
+        )
         raise ValueError(f"bad --model_args for {backend_label(lm)}: {named}")

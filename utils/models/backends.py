@@ -37,13 +37,20 @@ from .served import (
 class _TemplateAPIServing(ServedGeneration):
     """Shared by the lm-eval subclasses: settings lm-eval's TemplateAPI does not take."""
 
-    def _init_template_serving(self, seed, retry_delay, request_interval, timeout,
-                               max_model_len=None) -> None:
+    def _init_template_serving(
+        self, seed, retry_delay, request_interval, timeout, max_model_len=None
+    ) -> None:
         # lm-eval keeps whole seconds of `timeout`; keep the value as given
-        self._init_serving(url=self.base_url, seed=seed, num_concurrent=self._concurrent,
-                           max_retries=self.max_retries, retry_delay=retry_delay,
-                           request_interval=request_interval, timeout=timeout,
-                           max_model_len=max_model_len)
+        self._init_serving(
+            url=self.base_url,
+            seed=seed,
+            num_concurrent=self._concurrent,
+            max_retries=self.max_retries,
+            retry_delay=retry_delay,
+            request_interval=request_interval,
+            timeout=timeout,
+            max_model_len=max_model_len,
+        )
 
     def request_headers(self) -> dict:
         return self.header
@@ -59,10 +66,21 @@ class ServedChat(NoLoglikelihood, _TemplateAPIServing, LocalChatCompletion):
 
     backend_name = "evalpack-chat"
 
-    def __init__(self, base_url=None, server: str = "vllm", seed=None, retry_delay=1.0,
-                 request_interval=0.0, timeout=300, max_model_len=None, **kwargs) -> None:
+    def __init__(
+        self,
+        base_url=None,
+        server: str = "vllm",
+        seed=None,
+        retry_delay=1.0,
+        request_interval=0.0,
+        timeout=300,
+        max_model_len=None,
+        **kwargs,
+    ) -> None:
         if server not in ("vllm", "sglang", "openai"):
-            raise ValueError(f"evalpack-chat: server must be vllm, sglang or openai, not {server!r}")
+            raise ValueError(
+                f"evalpack-chat: server must be vllm, sglang or openai, not {server!r}"
+            )
         check_model_args(self, kwargs)  # lm-eval's API models take any keyword silently
         super().__init__(base_url=base_url, timeout=timeout, **kwargs)
         self.server = server
@@ -73,14 +91,20 @@ class ServedChat(NoLoglikelihood, _TemplateAPIServing, LocalChatCompletion):
             raise TypeError("evalpack-chat sends chat messages: run with --apply_chat_template")
         messages = json.loads(job.context.prompt)
         stops = stop_strings(job.gen_kwargs)
-        payload = {"model": self.model, "messages": messages, **self.options(job),
-                   **stop_field(stops, OPENAI_MAX_STOPS if self.server == "openai" else None),
-                   "seed": job.seed}
+        payload = {
+            "model": self.model,
+            "messages": messages,
+            **self.options(job),
+            **stop_field(stops, OPENAI_MAX_STOPS if self.server == "openai" else None),
+            "seed": job.seed,
+        }
         if continues_assistant(messages):
             if self.server not in CONTINUE_FIELDS:
-                raise ValueError(f"{job.label}: the prompt ends with an assistant prefix, which "
-                                 f"server={self.server} cannot continue; use a server that can "
-                                 "(vllm, sglang) or evalpack-completions")
+                raise ValueError(
+                    f"{job.label}: the prompt ends with an assistant prefix, which "
+                    f"server={self.server} cannot continue; use a server that can "
+                    "(vllm, sglang) or evalpack-completions"
+                )
             payload.update(CONTINUE_FIELDS[self.server])
         return payload
 
@@ -89,15 +113,25 @@ class ServedChat(NoLoglikelihood, _TemplateAPIServing, LocalChatCompletion):
 
 
 @register_model("evalpack-completions")
-class ServedCompletions(CompletionsLoglikelihood, LocalTemplate, _TemplateAPIServing,
-                        LocalCompletionsAPI):
+class ServedCompletions(
+    CompletionsLoglikelihood, LocalTemplate, _TemplateAPIServing, LocalCompletionsAPI
+):
     """OpenAI-compatible text completions; chat prompts rendered locally; log-likelihoods from
     echoed prompt log-probabilities (`evalpack.models.loglikelihood`)."""
 
     backend_name = "evalpack-completions"
 
-    def __init__(self, base_url=None, chat_template_file=None, seed=None, retry_delay=1.0,
-                 request_interval=0.0, timeout=300, max_model_len=None, **kwargs) -> None:
+    def __init__(
+        self,
+        base_url=None,
+        chat_template_file=None,
+        seed=None,
+        retry_delay=1.0,
+        request_interval=0.0,
+        timeout=300,
+        max_model_len=None,
+        **kwargs,
+    ) -> None:
         check_model_args(self, kwargs)  # lm-eval's API models take any keyword silently
         super().__init__(base_url=base_url, timeout=timeout, **kwargs)
         self._init_template(chat_template_file)
@@ -105,8 +139,13 @@ class ServedCompletions(CompletionsLoglikelihood, LocalTemplate, _TemplateAPISer
 
     def build_payload(self, job: Job) -> dict:
         prompt = self.prompt_text(job)
-        return {"model": self.model, "prompt": prompt, **self.options(job, self.count(prompt)),
-                **stop_field(stop_strings(job.gen_kwargs)), "seed": job.seed}
+        return {
+            "model": self.model,
+            "prompt": prompt,
+            **self.options(job, self.count(prompt)),
+            **stop_field(stop_strings(job.gen_kwargs)),
+            "seed": job.seed,
+        }
 
     def count(self, prompt: str) -> int | None:
         """The prompt's length in tokens, where a tokenizer is at hand (for the context cap)."""
@@ -124,13 +163,16 @@ class ServedSGLang(GenerationOnly, ServedCompletions):
 
     def build_payload(self, job: Job) -> dict:
         options = self.options(job)
-        params = {"max_new_tokens": options.pop("max_tokens"), **options,
-                  "stop": stop_strings(job.gen_kwargs), "sampling_seed": job.seed}
+        params = {
+            "max_new_tokens": options.pop("max_tokens"),
+            **options,
+            "stop": stop_strings(job.gen_kwargs),
+            "sampling_seed": job.seed,
+        }
         return {"text": self.prompt_text(job), "sampling_params": params}
 
     def parse_answer(self, body) -> str:
         return field(body, "text")
-
 
 
 @register_model("answer-server")
@@ -139,14 +181,31 @@ class AnswerServer(GenerationOnly, ServedGeneration, LM):
     response's `answer_field`. Model args it does not know become the extra fields; with
     --apply_chat_template, `prompt` is the message list."""
 
-    def __init__(self, base_url=None, answer_field: str = "answer", seed=None,
-                 num_concurrent=1, max_retries=3, retry_delay=1.0, request_interval=0.0,
-                 timeout=300, batch_size=None, max_batch_size=None, device=None,
-                 **extra_fields) -> None:
+    def __init__(
+        self,
+        base_url=None,
+        answer_field: str = "answer",
+        seed=None,
+        num_concurrent=1,
+        max_retries=3,
+        retry_delay=1.0,
+        request_interval=0.0,
+        timeout=300,
+        batch_size=None,
+        max_batch_size=None,
+        device=None,
+        **extra_fields,
+    ) -> None:
         super().__init__()
-        self._init_serving(url=base_url, seed=seed, num_concurrent=num_concurrent,
-                           max_retries=max_retries, retry_delay=retry_delay,
-                           request_interval=request_interval, timeout=timeout)
+        self._init_serving(
+            url=base_url,
+            seed=seed,
+            num_concurrent=num_concurrent,
+            max_retries=max_retries,
+            retry_delay=retry_delay,
+            request_interval=request_interval,
+            timeout=timeout,
+        )
         self.answer_field = answer_field
         self.extra_fields = extra_fields
 
@@ -168,8 +227,12 @@ class AnswerServer(GenerationOnly, ServedGeneration, LM):
         if isinstance(prompt, JsonChatStr):
             prompt = json.loads(prompt.prompt)
         sample_id = f"{job.request.task_name}/{job.request.doc_id}/{job.repeat}"
-        return {"dataset": job.request.task_name, "prompt": prompt, "sample_id": sample_id,
-                **self.extra_fields}
+        return {
+            "dataset": job.request.task_name,
+            "prompt": prompt,
+            "sample_id": sample_id,
+            **self.extra_fields,
+        }
 
     def parse_answer(self, body) -> str:
         return field(body, self.answer_field)

@@ -14,16 +14,19 @@ def _template_error(message: str):
     raise ValueError(f"chat template: {message}")
 
 
-def render_chat(template: str, messages: list[dict], bos_token: str = "",
-                eos_token: str = "") -> str:
+def render_chat(
+    template: str, messages: list[dict], bos_token: str = "", eos_token: str = ""
+) -> str:
     """`messages` rendered with a Jinja chat template, as Hugging Face renders them; a trailing
     assistant message is left open (the prompt ends with its text) so the model continues it."""
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
     env.globals["raise_exception"] = _template_error
     continuing = continues_assistant(messages)
     text = env.from_string(template).render(
-        messages=messages, add_generation_prompt=not continuing,
-        bos_token=bos_token, eos_token=eos_token,
+        messages=messages,
+        add_generation_prompt=not continuing,
+        bos_token=bos_token,
+        eos_token=eos_token,
     )
     prefix = messages[-1]["content"].strip() if continuing else ""
     if not prefix:
@@ -37,7 +40,6 @@ def render_chat(template: str, messages: list[dict], bos_token: str = "",
     if text.startswith(whole, start):
         return text[: start + len(whole)]
     return text[: start + len(prefix)]
-
 
 
 class LocalTemplate:
@@ -63,12 +65,15 @@ class LocalTemplate:
             return job.context
         if self.template is None:
             name = getattr(self, "backend_name", "evalpack-completions")
-            raise ValueError(f"{name}: --apply_chat_template needs the model's chat template, "
-                             "and the tokenizer has none: give chat_template_file=<file.jinja> "
-                             "or tokenizer=<one with a template>, or use --model evalpack-chat "
-                             "(the server applies its own template)")
-        return render_chat(self.template, json.loads(job.context.prompt),
-                           bos_token=getattr(self.tokenizer, "bos_token", None) or "",
-                           eos_token=getattr(self.tokenizer, "eos_token", None) or "")
-
-
+            raise ValueError(
+                f"{name}: --apply_chat_template needs the model's chat template, "
+                "and the tokenizer has none: give chat_template_file=<file.jinja> "
+                "or tokenizer=<one with a template>, or use --model evalpack-chat "
+                "(the server applies its own template)"
+            )
+        return render_chat(
+            self.template,
+            json.loads(job.context.prompt),
+            bos_token=getattr(self.tokenizer, "bos_token", None) or "",
+            eos_token=getattr(self.tokenizer, "eos_token", None) or "",
+        )

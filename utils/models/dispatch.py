@@ -32,8 +32,9 @@ class Dispatch:
     `check()` or `sleep()` ends early); a second `results(timeout=...)` collects what was in
     flight. Exceptions other than `expected` ones are raised again in the caller."""
 
-    def __init__(self, work: Callable, items: Iterable, threads: int,
-                 expected: tuple[type[Exception], ...]) -> None:
+    def __init__(
+        self, work: Callable, items: Iterable, threads: int, expected: tuple[type[Exception], ...]
+    ) -> None:
         self._work = work
         self._expected = expected
         self._todo: queue.SimpleQueue = queue.SimpleQueue()

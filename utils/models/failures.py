@@ -35,17 +35,23 @@ def refusal_hint(exc: Exception, continue_fields: dict) -> str:
         return ""
     names = ", ".join(refused)
     if {key for fields in continue_fields.values() for key in fields} & set(refused):
-        return (f" [the server refused {names}, which continue an assistant prefix: use "
-                "evalpack-completions (renders the chat template here and continues the prefix) "
-                "or a server that takes them (server=vllm or sglang)]")
-    return (f" [the server refused {names}: a setting of the task's generation_kwargs this "
-            "server does not take; use a server that takes it]")
+        return (
+            f" [the server refused {names}, which continue an assistant prefix: use "
+            "evalpack-completions (renders the chat template here and continues the prefix) "
+            "or a server that takes them (server=vllm or sglang)]"
+        )
+    return (
+        f" [the server refused {names}: a setting of the task's generation_kwargs this "
+        "server does not take; use a server that takes it]"
+    )
 
 
 # how servers word "prompt + max_tokens exceeds the context": the context, and the prompt's tokens
 CONTEXT_SIZE = re.compile(r"maximum context length (?:is|of) (\d+)")
-PROMPT_SIZE = re.compile(r"(\d+) in the messages|request has (\d+) input tokens"
-                         r"|(\d+) tokens from the input")
+PROMPT_SIZE = re.compile(
+    r"(\d+) in the messages|request has (\d+) input tokens"
+    r"|(\d+) tokens from the input"
+)
 
 
 def fitting_max_tokens(exc: Exception) -> int | None:

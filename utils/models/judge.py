@@ -64,11 +64,16 @@ class JudgeSettings:
         environment variables, else the defaults. An unknown `judge_` key is an error."""
         environ = os.environ if environ is None else environ
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(k for k in metadata if k.startswith(METADATA_PREFIX)
-                         and k[len(METADATA_PREFIX):] not in fields)
+        unknown = sorted(
+            k
+            for k in metadata
+            if k.startswith(METADATA_PREFIX) and k[len(METADATA_PREFIX) :] not in fields
+        )
         if unknown:
-            raise ValueError(f"unknown judge setting(s) {unknown} in --metadata; known: "
-                             f"{sorted(METADATA_PREFIX + name for name in fields)}")
+            raise ValueError(
+                f"unknown judge setting(s) {unknown} in --metadata; known: "
+                f"{sorted(METADATA_PREFIX + name for name in fields)}"
+            )
         values = {}
         for name, field in fields.items():
             raw = metadata.get(METADATA_PREFIX + name, environ.get(ENV_PREFIX + name.upper()))
@@ -76,16 +81,20 @@ class JudgeSettings:
                 values[name] = _convert(raw, field.type, name)
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", values.get("api_key_env", "X")):
             # never echo the value: it may be the key itself
-            raise ValueError("judge_api_key_env must be the name of an environment variable "
-                             "holding the judge's API key, not the key itself")
+            raise ValueError(
+                "judge_api_key_env must be the name of an environment variable "
+                "holding the judge's API key, not the key itself"
+            )
         return cls(**values)
 
 
 OPENAI_URL = JudgeSettings.base_url
-HOW_TO_CONFIGURE = ("AlpacaEval needs a judge: --metadata '{\"judge_base_url\": "
-                    "\"http://HOST:PORT/v1\", \"judge_model\": \"NAME\"}' (a served model that "
-                    "returns logprobs; or EVALPACK_JUDGE_BASE_URL), or OpenAI's API with the key "
-                    "in OPENAI_API_KEY (docs/first_leaderboard.md, \"The judge\")")
+HOW_TO_CONFIGURE = (
+    'AlpacaEval needs a judge: --metadata \'{"judge_base_url": '
+    '"http://HOST:PORT/v1", "judge_model": "NAME"}\' (a served model that '
+    "returns logprobs; or EVALPACK_JUDGE_BASE_URL), or OpenAI's API with the key "
+    'in OPENAI_API_KEY (docs/first_leaderboard.md, "The judge")'
+)
 
 
 def unconfigured(settings: JudgeSettings, environ=None) -> str | None:
@@ -128,13 +137,14 @@ class JudgeCache:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False)
-        self._db.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, choice TEXT)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, choice TEXT)"
+        )
         self._db.commit()
 
     @staticmethod
     def key(url: str, payload: dict) -> str:
-        text = json.dumps([url, payload], sort_keys=True, ensure_ascii=False,
-                          separators=(",", ":"))
+        text = json.dumps([url, payload], sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, key: str) -> dict | None:
@@ -144,8 +154,10 @@ class JudgeCache:
 
     def put(self, key: str, choice: dict) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO judgements VALUES (?, ?)",
-                             (key, json.dumps(choice, ensure_ascii=False)))
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgements VALUES (?, ?)",
+                (key, json.dumps(choice, ensure_ascii=False)),
+            )
             self._db.commit()  # at once: an interrupted run keeps what it paid for
 
     def close(self) -> None:
@@ -160,9 +172,11 @@ def first_choice(body) -> dict:
         content = choice["logprobs"]["content"]
         assert isinstance(content, list) and content and "top_logprobs" in content[0]
     except (KeyError, IndexError, TypeError, AssertionError):
-        error = BadResponse(f"the judge gave no log-probabilities (no choices[0].logprobs."
-                            f"content[0].top_logprobs in {json.dumps(body)[:200]}): use a "
-                            "judge server that returns logprobs")
+        error = BadResponse(
+            f"the judge gave no log-probabilities (no choices[0].logprobs."
+            f"content[0].top_logprobs in {json.dumps(body)[:200]}): use a "
+            "judge server that returns logprobs"
+        )
         error.final = True  # the same server answers the same way on a retry
         raise error from None
     usage = body.get("usage") or {}
@@ -211,8 +225,9 @@ class JudgeClient:
             choice = future.result()
         except (requests.RequestException, BadResponse) as exc:
             self._failures_in_a_row += 1
-            log.warning("judge request failed after %d attempt(s): %s",
-                        getattr(exc, "attempts", 1), exc)
+            log.warning(
+                "judge request failed after %d attempt(s): %s", getattr(exc, "attempts", 1), exc
+            )
             return Judgement(error=str(exc))
         self._failures_in_a_row = 0
         if self.cache is not None:
@@ -221,9 +236,11 @@ class JudgeClient:
 
     def _down_message(self, last_error: str | None) -> str:
         s = self.settings
-        return (f"judge {s.url} (model {s.model or 'from the annotator config'}) is not "
-                f"answering: {self._failures_in_a_row} requests in a row failed (up to "
-                f"{s.max_retries + 1} attempts each); last error: {last_error}")
+        return (
+            f"judge {s.url} (model {s.model or 'from the annotator config'}) is not "
+            f"answering: {self._failures_in_a_row} requests in a row failed (up to "
+            f"{s.max_retries + 1} attempts each); last error: {last_error}"
+        )
 
     def _request(self, payload: dict) -> dict:
         attempt = 0

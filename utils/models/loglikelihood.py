@@ -46,7 +46,7 @@ class AlignmentError(ValueError):
 def split_pair(context: str, continuation: str) -> tuple[str, str]:
     """lm-eval's `_encode_pair` split: the context's trailing whitespace joins the continuation."""
     stripped = context.rstrip()
-    return stripped, context[len(stripped):] + continuation
+    return stripped, context[len(stripped) :] + continuation
 
 
 @dataclass
@@ -93,8 +93,10 @@ def text_span(logprobs: dict, continuation: str) -> tuple[int, int]:
             if text == continuation:
                 return start, end
             break
-    raise AlignmentError(f"the echoed tokens end in {text[-80:]!r}, not the continuation "
-                         f"{continuation[-80:]!r}; give the backend a tokenizer (tokenizer=...)")
+    raise AlignmentError(
+        f"the echoed tokens end in {text[-80:]!r}, not the continuation "
+        f"{continuation[-80:]!r}; give the backend a tokenizer (tokenizer=...)"
+    )
 
 
 class CompletionsLoglikelihood:
@@ -103,14 +105,17 @@ class CompletionsLoglikelihood:
     `num_concurrent` and `cache_hook` (see `evalpack.models.backends.ServedCompletions`)."""
 
     def loglikelihood(self, requests_: list, disable_tqdm: bool = False):
-        rendered = [(self.prompt_text(SimpleNamespace(context=r.args[0])), r.args[1])
-                    for r in requests_]
+        rendered = [
+            (self.prompt_text(SimpleNamespace(context=r.args[0])), r.args[1]) for r in requests_
+        ]
         labels = [f"task {r.task_name} doc {r.doc_id}" for r in requests_]
         groups = group_by_context(rendered, labels)
         results: list[tuple[float, bool] | None] = [None] * len(requests_)
         failures = []
-        with (ThreadPoolExecutor(self.num_concurrent) as pool,
-              tqdm(total=len(groups), desc=self.url, disable=disable_tqdm) as bar):
+        with (
+            ThreadPoolExecutor(self.num_concurrent) as pool,
+            tqdm(total=len(groups), desc=self.url, disable=disable_tqdm) as bar,
+        ):
             futures = {pool.submit(self._score_group, group): group for group in groups}
             for future in as_completed(futures):
                 group = futures[future]
@@ -125,32 +130,46 @@ class CompletionsLoglikelihood:
                     self.cache_hook.add_partial("loglikelihood", requests_[position].args, score)
         if failures:
             shown = "\n  ".join(failures[:10])
-            raise ServedRequestError(f"{len(failures)} of {len(groups)} log-likelihood requests to "
-                               f"{self.url} failed:\n  {shown}")
+            raise ServedRequestError(
+                f"{len(failures)} of {len(groups)} log-likelihood requests to "
+                f"{self.url} failed:\n  {shown}"
+            )
         return results
 
     def loglikelihood_rolling(self, requests_: list, disable_tqdm: bool = False):
-        raise NotImplementedError(f"{type(self).__name__}: rolling log-likelihood (perplexity "
-                                  "tasks) is not supported")
+        raise NotImplementedError(
+            f"{type(self).__name__}: rolling log-likelihood (perplexity tasks) is not supported"
+        )
 
     def _score_group(self, group: ContextGroup) -> list[tuple[float, bool]]:
         if self.tokenizer is None:
             prompts = [group.context + cont for cont in group.continuations]
             choices = self._echo(prompts, {"add_special_tokens": False})
-            spans = [text_span(choice["logprobs"], cont)
-                     for choice, cont in zip(choices, group.continuations)]
+            spans = [
+                text_span(choice["logprobs"], cont)
+                for choice, cont in zip(choices, group.continuations)
+            ]
         else:
             context_len = len(self.tok_encode(group.context))
             prompts = [self.tok_encode(group.context + cont) for cont in group.continuations]
             choices = self._echo(prompts, {})
             spans = [(context_len, len(ids)) for ids in prompts]
-        return [score_span(choice["logprobs"], start, end)
-                for choice, (start, end) in zip(choices, spans)]
+        return [
+            score_span(choice["logprobs"], start, end)
+            for choice, (start, end) in zip(choices, spans)
+        ]
 
     def _echo(self, prompts: list, extra: dict) -> list[dict]:
         """The completions API's choices for `prompts`, in prompt order, retried with backoff."""
-        payload = {"model": self.model, "prompt": prompts, "max_tokens": 1, "temperature": 0,
-                   "logprobs": 1, "echo": True, **extra}
+        payload = {
+            "model": self.model,
+            "prompt": prompts,
+            "max_tokens": 1,
+            "temperature": 0,
+            "logprobs": 1,
+            "echo": True,
+            **extra,
+        }
         attempt = 0
         while True:
             try:
@@ -167,12 +186,14 @@ def echoed_choices(body, count: int) -> list[dict]:
     """The response's `count` choices ordered by `index`, each with echoed `logprobs`."""
     try:
         choices = sorted(body["choices"], key=lambda c: c["index"])
-        if len(choices) != count or any(not {"tokens", "token_logprobs"} <= set(c["logprobs"])
-                                        for c in choices):
+        if len(choices) != count or any(
+            not {"tokens", "token_logprobs"} <= set(c["logprobs"]) for c in choices
+        ):
             raise KeyError("choices")
     except (KeyError, TypeError) as exc:
-        raise BadResponse(f"expected {count} choices with echoed logprobs, got "
-                          f"{json.dumps(body)[:200]}") from exc
+        raise BadResponse(
+            f"expected {count} choices with echoed logprobs, got {json.dumps(body)[:200]}"
+        ) from exc
     return choices
 
 
@@ -187,7 +208,8 @@ class NoLoglikelihood:
             f"{name} talks to a chat endpoint, which cannot score given answers: "
             f"tasks {', '.join(tasks[:3])}{more} need log-likelihoods. Serve the model's "
             "/v1/completions "
-            "(vLLM) and use --model evalpack-completions, or lm-eval's hf / vllm models.")
+            "(vLLM) and use --model evalpack-completions, or lm-eval's hf / vllm models."
+        )
 
     def loglikelihood_rolling(self, requests_: list, disable_tqdm: bool = False):
         return self.loglikelihood(requests_, disable_tqdm)

@@ -47,13 +47,19 @@ class Outage:
         with self._lock:
             if self._since is None:
                 self._since = now
-                log.warning("%s: cannot connect (%s); retrying for up to %.0f s", self.url,
-                            type(exc).__name__, self.limit)
+                log.warning(
+                    "%s: cannot connect (%s); retrying for up to %.0f s",
+                    self.url,
+                    type(exc).__name__,
+                    self.limit,
+                )
             down = now - self._since
         if down < self.limit:
             return False
-        why = (f"the server at {self.url} refused connections for {down:.0f} s: given up "
-               f"(is it running?); last error: {exc}")
+        why = (
+            f"the server at {self.url} refused connections for {down:.0f} s: given up "
+            f"(is it running?); last error: {exc}"
+        )
         exc.args = (why,)
         exc.final = True
         return True

@@ -33,8 +33,9 @@ class PooledResumableLM(ResumableLM):
     on_load = None  # called with (key, seconds) after each load
     load_lock = threading.Lock()  # pairs run side by side (`stream`) load it once too
 
-    def __init__(self, model: str, log: str, model_args: str | dict | None = None,
-                 **additional_config) -> None:
+    def __init__(
+        self, model: str, log: str, model_args: str | dict | None = None, **additional_config
+    ) -> None:
         LM.__init__(self)
         if not isinstance(model_args, dict):
             model_args = simple_parse_args_string(model_args or "")

@@ -101,15 +101,26 @@ def loglikelihood_rows(sample: dict, task: str) -> list[dict]:
     if not isinstance(args, dict) or not all(is_score(resp) for resp in resps) or not resps:
         return []
     pairs = [args[name] for name in sorted(args, key=lambda n: int(n.rsplit("_", 1)[1]))]
-    return [{"task": task, "doc_id": sample["doc_id"], "continuation": pair["arg_1"],
-             "loglikelihood": float(resp[0][0]), "is_greedy": resp[0][1] in (True, "True")}
-            for pair, resp in zip(pairs, resps, strict=True)]
+    return [
+        {
+            "task": task,
+            "doc_id": sample["doc_id"],
+            "continuation": pair["arg_1"],
+            "loglikelihood": float(resp[0][0]),
+            "is_greedy": resp[0][1] in (True, "True"),
+        }
+        for pair, resp in zip(pairs, resps, strict=True)
+    ]
 
 
 def is_score(resp) -> bool:
     """A logged log-likelihood response: `[[log-likelihood, is_greedy]]`."""
-    return (isinstance(resp, list) and len(resp) == 1 and isinstance(resp[0], list)
-            and len(resp[0]) == 2)
+    return (
+        isinstance(resp, list)
+        and len(resp) == 1
+        and isinstance(resp[0], list)
+        and len(resp[0]) == 2
+    )
 
 
 def doc_source(from_doc: str | dict, task: str) -> str:
@@ -119,8 +130,10 @@ def doc_source(from_doc: str | dict, task: str) -> str:
         return from_doc
     matching = [prefix for prefix in from_doc if task.startswith(prefix)]
     if not matching:
-        raise KeyError(f"replay: from_doc names no field or template for task {task} "
-                       f"(prefixes: {', '.join(from_doc)})")
+        raise KeyError(
+            f"replay: from_doc names no field or template for task {task} "
+            f"(prefixes: {', '.join(from_doc)})"
+        )
     return from_doc[max(matching, key=len)]
 
 
@@ -135,10 +148,13 @@ def unknown_arguments(options: dict) -> None:
     unknown = [name for name in options if name not in BACKEND_OPTIONS]
     if unknown:
         guesses = {n: difflib.get_close_matches(n, ARGUMENTS, n=1) for n in unknown}
-        named = ", ".join(f"{n}=" + (f" (did you mean {g[0]}=?)" if g else "")
-                          for n, g in guesses.items())
-        raise ValueError(f"bad --model_args for replay: {named}; it takes "
-                         f"{', '.join(a + '=' for a in ARGUMENTS)}")
+        named = ", ".join(
+            f"{n}=" + (f" (did you mean {g[0]}=?)" if g else "") for n, g in guesses.items()
+        )
+        raise ValueError(
+            f"bad --model_args for replay: {named}; it takes "
+            f"{', '.join(a + '=' for a in ARGUMENTS)}"
+        )
 
 
 def doc_answer(doc: dict, source: str, request) -> str:
@@ -147,9 +163,11 @@ def doc_answer(doc: dict, source: str, request) -> str:
     try:
         return doc[source] if "{" not in source else source.format(**doc)
     except KeyError as exc:
-        raise ValueError(f"replay from_doc={source}: task {request.task_name} doc "
-                         f"{request.doc_id} has no field {exc.args[0]!r}; its fields: "
-                         f"{', '.join(sorted(doc))}") from None
+        raise ValueError(
+            f"replay from_doc={source}: task {request.task_name} doc "
+            f"{request.doc_id} has no field {exc.args[0]!r}; its fields: "
+            f"{', '.join(sorted(doc))}"
+        ) from None
 
 
 @register_model("replay")
@@ -230,12 +248,15 @@ class ReplayLM(LM):
 
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
         if self.from_doc is not None:
-            raise ValueError("replay: from_doc answers generation requests; log-likelihood "
-                             "requests need recorded values (completions=<file> with rows "
-                             "holding 'continuation' and 'loglikelihood')")
+            raise ValueError(
+                "replay: from_doc answers generation requests; log-likelihood "
+                "requests need recorded values (completions=<file> with rows "
+                "holding 'continuation' and 'loglikelihood')"
+            )
         answers = [self._recorded(request) for request in requests]
-        self._log([{"task": r.task_name, "doc_id": r.doc_id, "continuation": r.args[1]}
-                   for r in requests])
+        self._log(
+            [{"task": r.task_name, "doc_id": r.doc_id, "continuation": r.args[1]} for r in requests]
+        )
         return answers
 
     def _recorded(self, request) -> tuple[float, bool]:
@@ -246,7 +267,8 @@ class ReplayLM(LM):
         raise KeyError(
             f"replay ({self.source}): no recorded log-likelihood for task {request.task_name} "
             f"doc {request.doc_id} (key {request.doc.get('doc_key')}) "
-            f"continuation {continuation!r}")
+            f"continuation {continuation!r}"
+        )
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
         raise NotImplementedError("replay answers generation and log-likelihood requests only")

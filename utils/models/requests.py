@@ -26,11 +26,9 @@ def stop_strings(gen_kwargs: dict) -> list[str]:
     return [until] if isinstance(until, str) else [s for s in until if s]
 
 
-
 def continues_assistant(messages: list[dict]) -> bool:
     """Whether the chat ends with an assistant prefix (lm-eval's `gen_prefix`) to continue."""
     return bool(messages) and messages[-1].get("role") == "assistant"
-
 
 
 def repeat_numbers(requests: list) -> list[int]:

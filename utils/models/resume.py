@@ -101,8 +101,9 @@ class CompletionLog(CacheHook):
 
 @register_model("resumable")
 class ResumableLM(LM):
-    def __init__(self, model: str, log: str, model_args: str | dict | None = None,
-                 **additional_config) -> None:
+    def __init__(
+        self, model: str, log: str, model_args: str | dict | None = None, **additional_config
+    ) -> None:
         super().__init__()
         if not isinstance(model_args, dict):
             model_args = simple_parse_args_string(model_args or "")

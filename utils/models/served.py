@@ -94,8 +94,7 @@ class Job:
 
     @property
     def label(self) -> str:
-        return (f"task {self.request.task_name} doc {self.request.doc_id} "
-                f"repeat {self.repeat}")
+        return f"task {self.request.task_name} doc {self.request.doc_id} repeat {self.repeat}"
 
     def cache_args(self) -> tuple:
         return (self.context, self.gen_kwargs, self.repeat, self.seed)
@@ -104,7 +103,12 @@ class Job:
 def plan_jobs(requests_: list, base_seed: int) -> list[Job]:
     """One job per listed request; lm-eval lists the same Instance once per repeat."""
     return [
-        Job(index, request, repeat, request_seed(base_seed, request.task_name, request.doc_id, repeat))
+        Job(
+            index,
+            request,
+            repeat,
+            request_seed(base_seed, request.task_name, request.doc_id, repeat),
+        )
         for index, (request, repeat) in enumerate(zip(requests_, repeat_numbers(requests_)))
     ]
 
@@ -154,9 +158,18 @@ class ServedGeneration:
     # request (a subset would be renumbered from repeat 0 and get the old seeds again).
     keys_each_repeat = True
 
-    def _init_serving(self, *, url: str | None, seed: int | None, num_concurrent: int,
-                      max_retries: int, retry_delay: float, request_interval: float,
-                      timeout: float, max_model_len: int | None = None) -> None:
+    def _init_serving(
+        self,
+        *,
+        url: str | None,
+        seed: int | None,
+        num_concurrent: int,
+        max_retries: int,
+        retry_delay: float,
+        request_interval: float,
+        timeout: float,
+        max_model_len: int | None = None,
+    ) -> None:
         if not url:
             raise ValueError(f"{backend_label(self)} needs base_url=<http://host:port/path>")
         self.url = url
@@ -187,15 +200,23 @@ class ServedGeneration:
         answers: list[str | None] = [self._cached(job) for job in jobs]
         pending = [job for job in jobs if answers[job.index] is None]
         if self.cache_hook.dbdict is not None:
-            log.info("%d of %d completions found in the completion cache; sending %d requests",
-                     len(jobs) - len(pending), len(jobs), len(pending))
+            log.info(
+                "%d of %d completions found in the completion cache; sending %d requests",
+                len(jobs) - len(pending),
+                len(jobs),
+                len(pending),
+            )
         self._check_context()
         # built before anything is sent, so a prompt the server cannot take fails up front
         payloads = {job.index: self.build_payload(job) for job in pending}
         failures: list[tuple[Job, Exception]] = []
         priority = current_priority()
-        dispatch = Dispatch(lambda job, d: self._answer(job, payloads[job.index], d, priority),
-                            pending, self.num_concurrent, (requests.RequestException, BadResponse))
+        dispatch = Dispatch(
+            lambda job, d: self._answer(job, payloads[job.index], d, priority),
+            pending,
+            self.num_concurrent,
+            (requests.RequestException, BadResponse),
+        )
         with tqdm(total=len(pending), desc=self.url, disable=disable_tqdm) as bar:
             try:
                 self._collect(dispatch.results(), answers, failures, bar)
@@ -207,8 +228,10 @@ class ServedGeneration:
         given_up = [exc for _, exc in failures if getattr(exc, "final", False)]
         if given_up:  # the server is gone: one line, not one per request
             received = sum(answer is not None for answer in answers)
-            raise ServedRequestError(f"{given_up[0]}; {received} of {len(jobs)} completions "
-                                     f"were received; {self._resume_hint()}")
+            raise ServedRequestError(
+                f"{given_up[0]}; {received} of {len(jobs)} completions "
+                f"were received; {self._resume_hint()}"
+            )
         if failures:
             raise ServedRequestError(self._failure_message(failures, len(jobs)))
         return answers
@@ -233,12 +256,14 @@ class ServedGeneration:
             pass
         self._flush_cache()
         have = sum(answer is not None for answer in answers)
-        kept = (f"rerun the same command to send only the other {len(answers) - have}"
-                if self.cache_hook.dbdict is not None
-                else "they are not kept: run with --use_cache <path> to keep completions "
-                "across reruns")
-        return ServedInterrupted(f"interrupted: {have} of {len(answers)} completions from "
-                                 f"{self.url} are in hand; {kept}")
+        kept = (
+            f"rerun the same command to send only the other {len(answers) - have}"
+            if self.cache_hook.dbdict is not None
+            else "they are not kept: run with --use_cache <path> to keep completions across reruns"
+        )
+        return ServedInterrupted(
+            f"interrupted: {have} of {len(answers)} completions from {self.url} are in hand; {kept}"
+        )
 
     def _check_context(self) -> None:
         """The model's context length: `max_model_len=`, else what the server reports (vLLM
@@ -258,15 +283,24 @@ class ServedGeneration:
         room = max(1, self.max_model_len - (prompt_tokens or 0))
         if options["max_tokens"] > room:
             counted = " minus the prompt" if prompt_tokens else ""
-            self._note_cap(options["max_tokens"], room, f"the model's context of "
-                           f"{self.max_model_len} tokens ({self._context_source}){counted}")
+            self._note_cap(
+                options["max_tokens"],
+                room,
+                f"the model's context of "
+                f"{self.max_model_len} tokens ({self._context_source}){counted}",
+            )
             options = {**options, "max_tokens": room}
         return options
 
     def _note_cap(self, asked: int, room: int, why: str) -> None:
         if not self._cap_noted:
-            log.warning("%s: the task asks for up to %d new tokens; capped at %d, %s", self.url,
-                        asked, room, why)
+            log.warning(
+                "%s: the task asks for up to %d new tokens; capped at %d, %s",
+                self.url,
+                asked,
+                room,
+                why,
+            )
             self._cap_noted = True
 
     def _cached(self, job: Job) -> str | None:
@@ -289,14 +323,19 @@ class ServedGeneration:
         others = f" ({kinds} different errors; --verbose lists them)" if kinds > 1 else ""
         resume = self._resume_hint()
         error = " ".join(str(exc).split())  # one line, whatever the server's body held
-        return (f"{len(failures)} of {total} requests to {self.url} failed{others}; first: "
-                f"{job.label}: {error} ({attempts_text(exc)}){refusal_hint(exc, CONTINUE_FIELDS)}; "
-                f"{total - len(failures)} completions were received; {resume}")
+        return (
+            f"{len(failures)} of {total} requests to {self.url} failed{others}; first: "
+            f"{job.label}: {error} ({attempts_text(exc)}){refusal_hint(exc, CONTINUE_FIELDS)}; "
+            f"{total - len(failures)} completions were received; {resume}"
+        )
 
     def _resume_hint(self) -> str:
-        return ("rerun the same command to send only the failed ones (the others are in the "
-                "completion cache)" if self.cache_hook.dbdict is not None
-                else "run with --use_cache <path> to keep completions across reruns")
+        return (
+            "rerun the same command to send only the failed ones (the others are in the "
+            "completion cache)"
+            if self.cache_hook.dbdict is not None
+            else "run with --use_cache <path> to keep completions across reruns"
+        )
 
     def _answer(self, job: Job, payload: dict, dispatch: Dispatch, priority: int = 0) -> str:
         """The completion for one job, cut at its stop strings; retried with backoff. The
@@ -324,9 +363,14 @@ class ServedGeneration:
                 if attempt == self.retries or not retryable(exc):
                     raise
                 # a connection failure is said once, by the outage
-                log.log(logging.DEBUG if is_connection_failure(exc) else logging.WARNING,
-                        "%s, attempt %d to %s failed (%s); retrying",
-                        job.label, attempt + 1, self.url, exc)
+                log.log(
+                    logging.DEBUG if is_connection_failure(exc) else logging.WARNING,
+                    "%s, attempt %d to %s failed (%s); retrying",
+                    job.label,
+                    attempt + 1,
+                    self.url,
+                    exc,
+                )
             attempt += 1
             dispatch.sleep(self.retry_delay * 2 ** (attempt - 1))
 
@@ -341,7 +385,8 @@ def post_json(url: str, payload: dict, headers: dict, timeout: float):
     response = requests.post(url, json=payload, headers=headers, timeout=timeout)
     if not response.ok:
         raise requests.HTTPError(
-            f"HTTP {response.status_code}: {response.text[:300]}", response=response)
+            f"HTTP {response.status_code}: {response.text[:300]}", response=response
+        )
     try:
         return response.json()
     except ValueError as exc:
@@ -364,8 +409,11 @@ def reported_context(url: str, model: str | None, headers: dict) -> int | None:
     except (requests.RequestException, ValueError, AttributeError):
         return None
     for entry in entries:
-        if isinstance(entry, dict) and entry.get("max_model_len") and (
-                len(entries) == 1 or entry.get("id") == model):
+        if (
+            isinstance(entry, dict)
+            and entry.get("max_model_len")
+            and (len(entries) == 1 or entry.get("id") == model)
+        ):
             return int(entry["max_model_len"])
     return None
 
@@ -385,5 +433,3 @@ def field(body, *path):
 
 def _path_name(path) -> str:
     return "".join(f"[{key!r}]" for key in path)
-
-

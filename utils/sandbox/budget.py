@@ -53,17 +53,22 @@ class Budget:
         them all (read without touching the cgroup: most jobs never read it but twice)."""
         if self.clock is None:
             return None
-        young = (self.timeout - CPU_SLACK - self.charged
-                 - (time.monotonic() - self.start) * self.cores)
+        young = (
+            self.timeout - CPU_SLACK - self.charged - (time.monotonic() - self.start) * self.cores
+        )
         return young if young > 0 else self.timeout - self.cpu()
 
     def exceeded(self) -> CandidateFailure | None:
         left = self.cpu_left()
         if left is not None and left < 0:
-            return CandidateFailure("timeout", f"time limit: {self.timeout - left:.2f} s of CPU "
-                                    f"time (limit {self.timeout:g} s)", "cpu")
+            return CandidateFailure(
+                "timeout",
+                f"time limit: {self.timeout - left:.2f} s of CPU time (limit {self.timeout:g} s)",
+                "cpu",
+            )
         if time.monotonic() - self.start + self.charged > self.wall_limit:
             what = "wall-clock backstop" if self.clock else "wall-clock limit"
-            return CandidateFailure("timeout", f"time limit: {what} of {self.wall_limit:g} s",
-                                    "wall")
+            return CandidateFailure(
+                "timeout", f"time limit: {what} of {self.wall_limit:g} s", "wall"
+            )
         return None

@@ -91,7 +91,7 @@ def join_slot(uid: int) -> SlotGroup | None:
     """Prepare the slot's group and move this process (the zygote) into it; None where no
     cgroup is available, an error where joining fails half-way."""
     group = prepare(f"slot-{uid}")
-    for directory in (group.dirs.values() if group else ()):
+    for directory in group.dirs.values() if group else ():
         _write(os.path.join(directory, "cgroup.procs"), "0")
     return group
 
@@ -123,16 +123,22 @@ def return_to(previous: dict[str, str]) -> None:
 
 def _limits(version: int) -> list[tuple[str, str]]:
     if version == 1:
-        return [("memory.limit_in_bytes", str(MEMORY_LIMIT)),
-                ("memory.memsw.limit_in_bytes", str(MEMORY_LIMIT)),
-                ("memory.swappiness", "0"),
-                ("cpu.shares", "1024"),
-                ("cpu.cfs_period_us", str(CPU_PERIOD_US)),
-                ("cpu.cfs_quota_us", str(CPU_PERIOD_US)),
-                ("pids.max", str(PROCESS_LIMIT + 1))]
-    return [("memory.max", str(MEMORY_LIMIT)), ("memory.swap.max", "0"),
-            ("cpu.weight", "100"), ("cpu.max", f"{CPU_PERIOD_US} {CPU_PERIOD_US}"),
-            ("pids.max", str(PROCESS_LIMIT + 1))]
+        return [
+            ("memory.limit_in_bytes", str(MEMORY_LIMIT)),
+            ("memory.memsw.limit_in_bytes", str(MEMORY_LIMIT)),
+            ("memory.swappiness", "0"),
+            ("cpu.shares", "1024"),
+            ("cpu.cfs_period_us", str(CPU_PERIOD_US)),
+            ("cpu.cfs_quota_us", str(CPU_PERIOD_US)),
+            ("pids.max", str(PROCESS_LIMIT + 1)),
+        ]
+    return [
+        ("memory.max", str(MEMORY_LIMIT)),
+        ("memory.swap.max", "0"),
+        ("cpu.weight", "100"),
+        ("cpu.max", f"{CPU_PERIOD_US} {CPU_PERIOD_US}"),
+        ("pids.max", str(PROCESS_LIMIT + 1)),
+    ]
 
 
 def _enable_v2_controllers() -> None:

@@ -55,5 +55,8 @@ def _standard_exception(qualified: str, message: str) -> Exception | None:
     return exception
 
 
-_PLACEHOLDERS = {UnicodeDecodeError: ("utf-8", b"", 0, 0), UnicodeEncodeError: ("utf-8", "", 0, 0),
-                 UnicodeTranslateError: ("", 0, 0)}
+_PLACEHOLDERS = {
+    UnicodeDecodeError: ("utf-8", b"", 0, 0),
+    UnicodeEncodeError: ("utf-8", "", 0, 0),
+    UnicodeTranslateError: ("", 0, 0),
+}

@@ -81,8 +81,9 @@ class _Proxy:
     """Stands in for the candidate's function on the trusted side. Remembers the first
     failure, which decides the verdict whatever the test does with the exception."""
 
-    def __init__(self, channel: socket.socket, budget: Budget,
-                 planned: tuple[bytes | None, ...] = ()):
+    def __init__(
+        self, channel: socket.socket, budget: Budget, planned: tuple[bytes | None, ...] = ()
+    ):
         self.channel, self.budget = channel, budget
         self.planned = planned  # each planned call's `plans.fingerprint`, in order
         self.calls = 0
@@ -154,7 +155,7 @@ class _Proxy:
         view = memoryview(message)
         while view:  # a candidate that never reads cannot stall us
             try:
-                view = view[self.channel.send(view):]
+                view = view[self.channel.send(view) :]
             except TimeoutError:
                 self.check()
             except OSError:
@@ -166,17 +167,17 @@ class _Proxy:
         if n >= LARGE and len(self.buffer) - self.offset < n:
             return self._take_large(n)
         while len(self.buffer) - self.offset < n:
-            del self.buffer[:self.offset]  # what was read already, once per receive
+            del self.buffer[: self.offset]  # what was read already, once per receive
             self.offset = 0
             self.buffer += self._receive_into(bytearray(1 << 16))
         self.offset += n
-        return bytes(self.buffer[self.offset - n:self.offset])
+        return bytes(self.buffer[self.offset - n : self.offset])
 
     def _take_large(self, n: int) -> bytearray:
         """A large message, received in place (what is buffered is its beginning)."""
         data = bytearray(n)
         have = len(self.buffer) - self.offset
-        data[:have] = self.buffer[self.offset:]
+        data[:have] = self.buffer[self.offset :]
         self.buffer.clear()
         self.offset = 0
         with memoryview(data) as view:
@@ -214,8 +215,11 @@ def _well_formed(message, expected: str) -> bool:
         return False
     ((key, value),) = message.items()
     if key == "error":  # [name, text, "module:qualname" of each class of its MRO ...]
-        return (type(value) is list and 2 <= len(value) <= 2 + MRO_SENT
-                and all(type(part) is str for part in value))
+        return (
+            type(value) is list
+            and 2 <= len(value) <= 2 + MRO_SENT
+            and all(type(part) is str for part in value)
+        )
     return key == expected
 
 
@@ -236,14 +240,24 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     output = os.memfd_create("candidate-output")  # its stdout+stderr; no reader thread needed
-    request = {"program": job.program, "entry_point": job.entry_point, "uid": slot.uid,
-               "cpu_seconds": max(1, int(job.timeout) + 2), "workdir": workdir}
+    request = {
+        "program": job.program,
+        "entry_point": job.entry_point,
+        "uid": slot.uid,
+        "cpu_seconds": max(1, int(job.timeout) + 2),
+        "workdir": workdir,
+    }
     try:
         try:
             pid, pidfd = slot.spawn(request, theirs, output, plan and (plan.key, plan.arguments))
         except NotPlainData as exc:
-            return None if plan else Verdict(False, "error", f"program not sent: {exc}",
-                                             time.monotonic() - budget.start)
+            return (
+                None
+                if plan
+                else Verdict(
+                    False, "error", f"program not sent: {exc}", time.monotonic() - budget.start
+                )
+            )
         theirs.close()
         proxy = _Proxy(ours, budget, plan.fingerprints if plan else ())
         try:
@@ -372,8 +386,13 @@ def run_jobs(jobs: list[Job], workers: int | None = None) -> list[Verdict]:
     hard_bound = WALL_FACTOR * longest + WALL_EXTRA + KILL_GRACE + 30.0
     verdicts = []
     # a worker keeps the jobs of one test while there are any: it compiled the test once
-    for outcome in bounded_map(run_job, jobs, timeout=hard_bound, workers=workers,
-                               affinity=lambda job: (job.test, job.calls)):
+    for outcome in bounded_map(
+        run_job,
+        jobs,
+        timeout=hard_bound,
+        workers=workers,
+        affinity=lambda job: (job.test, job.calls),
+    ):
         if outcome.status == "ok":
             verdicts.append(outcome.value)
         else:

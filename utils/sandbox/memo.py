@@ -90,8 +90,13 @@ def exact_plain(value) -> bool:
     return True
 
 
-def memoized(name: str, function: Callable, memo: Memo, charge: Callable[[float], None],
-             candidate_calls: Callable[[], int]):
+def memoized(
+    name: str,
+    function: Callable,
+    memo: Memo,
+    charge: Callable[[float], None],
+    candidate_calls: Callable[[], int],
+):
     """`function` computed once per equal arguments in `memo`, each use charged its time;
     a result computed while the candidate was called (`candidate_calls` changed) is not kept."""
 
@@ -117,8 +122,14 @@ class Definitions(MutableMapping):
     defines them; otherwise a view of the module's globals, so that the test runs as with one
     namespace (its functions, `global` statements and module code see the same names)."""
 
-    def __init__(self, namespace: dict, pure: tuple[str, ...], memo: Memo,
-                 charge: Callable[[float], None], candidate_calls: Callable[[], int]):
+    def __init__(
+        self,
+        namespace: dict,
+        pure: tuple[str, ...],
+        memo: Memo,
+        charge: Callable[[float], None],
+        candidate_calls: Callable[[], int],
+    ):
         self.namespace, self.pure, self.memo, self.charge = namespace, pure, memo, charge
         self.candidate_calls = candidate_calls
 

@@ -80,7 +80,7 @@ class Binary:
         if type(size) is not int or not 0 <= size <= len(self.view) - self.taken:
             raise NotPlainData("malformed message: bad binary length")
         self.taken += size
-        return self.view[self.taken - size:self.taken]
+        return self.view[self.taken - size : self.taken]
 
 
 def _unpack_json(payload, binary: Binary) -> list:

@@ -53,8 +53,9 @@ def _last_line(text: str) -> str:
 
 def probe() -> str:
     """The isolation the zygote's own set-up reaches on this host (see `zygote.State`)."""
-    result = subprocess.run(_zygote("probe"), capture_output=True, text=True, check=False,
-                            env=dict(CANDIDATE_ENV))
+    result = subprocess.run(
+        _zygote("probe"), capture_output=True, text=True, check=False, env=dict(CANDIDATE_ENV)
+    )
     if result.returncode != 0:
         raise RuntimeError(f"sandbox set-up failed: {_last_line(result.stderr)}")
     return result.stdout.strip()
@@ -73,8 +74,11 @@ class Slot:
         self.control = ours
         with tempfile.TemporaryFile() as errors:  # the zygote's stderr: why a set-up failed
             self.zygote = subprocess.Popen(
-                _zygote(str(theirs.fileno()), str(self.uid)), pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL, stderr=errors, close_fds=True,
+                _zygote(str(theirs.fileno()), str(self.uid)),
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stderr=errors,
+                close_fds=True,
                 env=dict(CANDIDATE_ENV),
             )
             theirs.close()
@@ -107,20 +111,27 @@ class Slot:
     def healthy(self) -> bool:
         return self.owner == os.getpid() and self.zygote.poll() is None
 
-    def spawn(self, request: dict, channel_end: socket.socket, output: int,
-              plan: tuple[str, list] | None = None) -> tuple[int, int]:
+    def spawn(
+        self,
+        request: dict,
+        channel_end: socket.socket,
+        output: int,
+        plan: tuple[str, list] | None = None,
+    ) -> tuple[int, int]:
         """Start a candidate, with `plan` (key, arguments of the planned calls) if any; its pid
         and a pidfd for it. `NotPlainData` (nothing sent) for a request over the message cap;
         any other failure closes the slot and re-raises. The job's data (program, entry point,
         plan) travels after a header with its sizes, so that the zygote receives it into
         memory it unmaps once the candidate is forked (see `zygote`)."""
-        job = to_wire({"program": request.pop("program"),
-                       "entry_point": request.pop("entry_point")})
+        job = to_wire(
+            {"program": request.pop("program"), "entry_point": request.pop("entry_point")}
+        )
         calls = self._plan_bytes(plan)
         if max(len(job), len(calls)) > MAX_MESSAGE:
             raise NotPlainData(f"program or plan exceeds {MAX_MESSAGE} bytes")
-        header = encode_message({**request, "job": len(job), "calls": len(calls),
-                                 "calls_key": plan[0] if plan else ""})
+        header = encode_message(
+            {**request, "job": len(job), "calls": len(calls), "calls_key": plan[0] if plan else ""}
+        )
         if plan:
             remember(self._plans, plan[0])
         try:

@@ -37,15 +37,7 @@ import sys
 from collections.abc import Callable
 
 from .limits import MAX_MESSAGE, MAX_VALUES
-from .packed import (
-    JSON_EXACT,
-    PACK_FROM,
-    SAFE_INT,
-    UNPACK,
-    Binary,
-    NotPlainData,
-    pack,
-)
+from .packed import JSON_EXACT, PACK_FROM, SAFE_INT, UNPACK, Binary, NotPlainData, pack
 
 CHECK_EVERY = 4096  # values decoded between two calls of `check`
 INSERTS_PER_CHECK = 16  # set / dict insertions between two calls of `check`
@@ -148,13 +140,17 @@ def _json_exact(value, depth: int) -> bool:
     if kind is str:  # a long one travels in the binary section: not worth encoding as JSON
         return len(value) < LONG_FROM
     if kind in JSON_EXACT:  # (JSON writes every NaN as NaN: its sign and payload are lost)
-        return (-SAFE_INT < value < SAFE_INT if kind is int
-                else kind is not float or not math.isnan(value))
+        return (
+            -SAFE_INT < value < SAFE_INT
+            if kind is int
+            else kind is not float or not math.isnan(value)
+        )
     if not depth or kind not in (list, dict) or len(value) > PACK_FROM:
         return False
     if kind is dict:
-        return (all(type(key) is str for key in value)
-                and all(_json_exact(item, depth - 1) for item in value.values()))
+        return all(type(key) is str for key in value) and all(
+            _json_exact(item, depth - 1) for item in value.values()
+        )
     return all(_json_exact(item, depth - 1) for item in value)
 
 
@@ -186,8 +182,15 @@ def _numpy_scalar(item) -> tuple[str, object]:
 
 
 _PAYLOAD_TYPES = {"N": type(None), "B": bool, "s": str, "i": int, "I": str, "b": str, "F": str}
-_DECODE_SCALAR = {"N": lambda p: None, "B": bool, "s": str, "i": int,
-                  "I": lambda p: int(p, 16), "b": bytes.fromhex, "F": lambda p: _nan(p)}
+_DECODE_SCALAR = {
+    "N": lambda p: None,
+    "B": bool,
+    "s": str,
+    "i": int,
+    "I": lambda p: int(p, 16),
+    "b": bytes.fromhex,
+    "F": lambda p: _nan(p),
+}
 
 
 def _nan(bits: str) -> float:
@@ -212,7 +215,7 @@ def from_wire(body, check: Callable[[], None] | None = None):
         else:
             view = memoryview(body)
             size = int.from_bytes(view[:4], "big")
-            text, binary = str(view[4:4 + size], "ascii"), Binary(view[4 + size:])
+            text, binary = str(view[4 : 4 + size], "ascii"), Binary(view[4 + size :])
             if len(view) < 4 + size:
                 raise NotPlainData("malformed message: truncated")
         if text.count(",") >= MAX_ELEMENTS or _arrays(text) > MAX_ARRAYS:  # before parsing
@@ -266,8 +269,9 @@ def _decode_tokens(tokens, check: Callable[[], None], binary: Binary):
                 if hashed_from is None and stack and _hashes_next(stack[-1]):
                     hashed_from = len(stack)
                 if hashed_from is not None and len(stack) - hashed_from >= MAX_HASHED_DEPTH:
-                    raise NotPlainData(f"a set element or dict key nested more than "
-                                       f"{MAX_HASHED_DEPTH} deep")
+                    raise NotPlainData(
+                        f"a set element or dict key nested more than {MAX_HASHED_DEPTH} deep"
+                    )
                 stack.append([tag, [], length])
                 continue
             value = _build(tag, [], check)

@@ -53,8 +53,9 @@ def enter_namespaces() -> bool:
     return SYS_CLONE is not None and libc.unshare(CLONE_NEWNS | CLONE_NEWNET) == 0
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int,
-           options: str = "") -> None:
+def _mount(
+    source: str | None, target: str, fstype: str | None, flags: int, options: str = ""
+) -> None:
     encoded = [s.encode() if s else None for s in (source, target, fstype, options)]
     check(libc.mount(encoded[0], encoded[1], encoded[2], flags, encoded[3]), f"mount {target}")
 
@@ -62,10 +63,23 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int,
 def _runtime_paths() -> list[str]:
     """What a candidate may see: the system runtime and this Python (base and venv, and any
     other package folder on its path, e.g. one a `.pth` file adds; never a source checkout)."""
-    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-             os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)]
-    paths += [os.path.realpath(p) for p in sys.path
-              if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)]
+    paths = [
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/etc",
+        os.path.realpath(sys.base_prefix),
+        os.path.realpath(sys.prefix),
+    ]
+    paths += [
+        os.path.realpath(p)
+        for p in sys.path
+        if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p)
+    ]
     kept = [p for p in dict.fromkeys(paths) if os.path.lexists(p)]
     # a folder already inside another one is seen through it
     return [p for p in kept if not any(p.startswith(q + "/") for q in kept if q != p)]
@@ -126,9 +140,13 @@ def build_root() -> None:
             _place(path, ROOT)
     for name in DEVICES:
         _place(f"/dev/{name}", ROOT)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"),
-                         ("shm", "/tmp")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("shm", "/tmp"),
+    ):
         os.symlink(target, f"{ROOT}/dev/{name}")
     os.makedirs(ROOT + "/proc")
     _mount_proc(ROOT + "/proc")
@@ -142,8 +160,13 @@ def fresh_scratch(uid: int) -> None:
     """Replace /tmp by an empty tmpfs and make the job's working directory in it."""
     if os.path.ismount("/tmp"):
         check(libc.umount2(b"/tmp", MNT_DETACH), "umount /tmp")
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={SCRATCH_SIZE},nr_inodes=4096,mode=1777")
+    _mount(
+        "tmpfs",
+        "/tmp",
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"size={SCRATCH_SIZE},nr_inodes=4096,mode=1777",
+    )
     for path in _under_tmp:
         os.makedirs(path, 0o755, exist_ok=True)
         _bind_readonly(STAGED + path, path)

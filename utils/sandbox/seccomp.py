@@ -26,31 +26,82 @@ import os
 import socket
 
 DENIED: dict[str, tuple[tuple[str, ...], str]] = {
-    "keyrings": (("add_key", "keyctl", "request_key"),
-                 "a uid's kernel keyrings outlive the job: state passed from job to job"),
-    "other processes' memory": (("ptrace", "process_vm_readv", "process_vm_writev",
-                                 "pidfd_getfd", "kcmp"),
-                                "reading or steering another process"),
-    "kernel attack surface": (("bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
-                               "io_uring_enter", "io_uring_register", "fanotify_init",
-                               "lookup_dcookie", "uselib"),
-                              ("no use in a test; common in kernel exploits; io_uring "
-                              "would also open sockets past this filter")),
-    "namespaces and mounts": (("unshare", "setns", "pivot_root", "chroot", "fsopen",
-                               "fsconfig", "fsmount", "fspick", "open_tree", "move_mount",
-                               "mount_setattr"),
-                              "leaving or reshaping the sandbox's namespaces and root"),
-    "page-cache residency": (("mincore", "cachestat", "io_setup", "io_submit"),
-                             ("the page cache is shared by every job on the host: no call that "
-                              "tells whether a file's page is cached (Linux AIO could ask for "
-                              "RWF_NOWAIT reads)")),
-    "the system": (("kexec_load", "kexec_file_load", "init_module", "finit_module",
-                    "delete_module", "reboot", "swapon", "swapoff", "acct", "quotactl",
-                    "syslog", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
-                    "sethostname", "setdomainname", "iopl", "ioperm", "name_to_handle_at",
-                    "open_by_handle_at", "vhangup"),
-                   ("host-wide state (most need capabilities a candidate lacks: defence in "
-                   "depth)")),
+    "keyrings": (
+        ("add_key", "keyctl", "request_key"),
+        "a uid's kernel keyrings outlive the job: state passed from job to job",
+    ),
+    "other processes' memory": (
+        ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp"),
+        "reading or steering another process",
+    ),
+    "kernel attack surface": (
+        (
+            "bpf",
+            "perf_event_open",
+            "userfaultfd",
+            "io_uring_setup",
+            "io_uring_enter",
+            "io_uring_register",
+            "fanotify_init",
+            "lookup_dcookie",
+            "uselib",
+        ),
+        (
+            "no use in a test; common in kernel exploits; io_uring "
+            "would also open sockets past this filter"
+        ),
+    ),
+    "namespaces and mounts": (
+        (
+            "unshare",
+            "setns",
+            "pivot_root",
+            "chroot",
+            "fsopen",
+            "fsconfig",
+            "fsmount",
+            "fspick",
+            "open_tree",
+            "move_mount",
+            "mount_setattr",
+        ),
+        "leaving or reshaping the sandbox's namespaces and root",
+    ),
+    "page-cache residency": (
+        ("mincore", "cachestat", "io_setup", "io_submit"),
+        (
+            "the page cache is shared by every job on the host: no call that "
+            "tells whether a file's page is cached (Linux AIO could ask for "
+            "RWF_NOWAIT reads)"
+        ),
+    ),
+    "the system": (
+        (
+            "kexec_load",
+            "kexec_file_load",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "reboot",
+            "swapon",
+            "swapoff",
+            "acct",
+            "quotactl",
+            "syslog",
+            "settimeofday",
+            "clock_settime",
+            "clock_adjtime",
+            "adjtimex",
+            "sethostname",
+            "setdomainname",
+            "iopl",
+            "ioperm",
+            "name_to_handle_at",
+            "open_by_handle_at",
+            "vhangup",
+        ),
+        ("host-wide state (most need capabilities a candidate lacks: defence in depth)"),
+    ),
 }
 # Advice about a file's pages in the cache, ignored (the call succeeds and does nothing: it is
 # advice), so that no job can evict a page another job loaded, or load one without reading it:
@@ -101,8 +152,7 @@ def build(families: tuple[int, ...]) -> bytes:
         _add(flt, ignore, "madvise", sc.Arg(2, sc.EQ, advice))
     _add(flt, deny, "madvise", sc.Arg(2, sc.EQ, MADV_REMOVE))
     for call in ("preadv2", "pwritev2"):
-        _add(flt, sc.ERRNO(errno.EOPNOTSUPP), call, sc.Arg(5, sc.MASKED_EQ, RWF_NOWAIT,
-                                                             RWF_NOWAIT))
+        _add(flt, sc.ERRNO(errno.EOPNOTSUPP), call, sc.Arg(5, sc.MASKED_EQ, RWF_NOWAIT, RWF_NOWAIT))
     refuse = sc.ERRNO(errno.EAFNOSUPPORT)
     for call in ("socket", "socketpair"):
         # socket() reads its family as a 32-bit int: a value with high bits set is >= the range

@@ -48,9 +48,26 @@ from .limits import (
 from .messages import encode_message, read_message, receive_message, remember
 from .protocol import from_wire
 
-PRELOADED = ("math", "re", "collections", "itertools", "functools", "string", "typing",
-             "heapq", "bisect", "hashlib", "statistics", "fractions", "decimal", "datetime",
-             "random", "operator", "copy", "json")
+PRELOADED = (
+    "math",
+    "re",
+    "collections",
+    "itertools",
+    "functools",
+    "string",
+    "typing",
+    "heapq",
+    "bisect",
+    "hashlib",
+    "statistics",
+    "fractions",
+    "decimal",
+    "datetime",
+    "random",
+    "operator",
+    "copy",
+    "json",
+)
 FULL = "namespaces+uid"
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 
@@ -63,8 +80,11 @@ class State:
 
     def describe(self) -> str:
         """e.g. "namespaces+uid+seccomp+cgroups"; a missing layer is left out."""
-        return (FULL if self.full else FALLBACK) + "+seccomp" * bool(self.bpf) + (
-            "+cgroups" * bool(self.group))
+        return (
+            (FULL if self.full else FALLBACK)
+            + "+seccomp" * bool(self.bpf)
+            + ("+cgroups" * bool(self.group))
+        )
 
 
 def set_up(level: str, uid: int | None) -> State:
@@ -95,6 +115,7 @@ def set_up(level: str, uid: int | None) -> State:
 def _close_socket_layer() -> None:
     """Fallback when no network namespace can be had: no new sockets from Python (seccomp,
     where available, also refuses internet sockets to code that bypasses Python)."""
+
     def refuse(*args, **kwargs):
         raise OSError("network access is disabled in the sandbox")
 
@@ -103,10 +124,14 @@ def _close_socket_layer() -> None:
 
 
 def _limit_resources(cpu_seconds: int) -> None:
-    for limit, value in ((resource.RLIMIT_AS, MEMORY_LIMIT), (resource.RLIMIT_CPU, cpu_seconds),
-                         (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
-                         (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
-                         (resource.RLIMIT_NPROC, PROCESS_LIMIT), (resource.RLIMIT_CORE, 0)):
+    for limit, value in (
+        (resource.RLIMIT_AS, MEMORY_LIMIT),
+        (resource.RLIMIT_CPU, cpu_seconds),
+        (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
+        (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),
+        (resource.RLIMIT_NPROC, PROCESS_LIMIT),
+        (resource.RLIMIT_CORE, 0),
+    ):
         resource.setrlimit(limit, (value, value))
 
 
@@ -127,8 +152,7 @@ class _CappedOutput(io.TextIOBase):
         return len(text)
 
 
-def _enter_candidate(channel: socket.socket, output_fd: int, request: dict,
-                     state: State) -> None:
+def _enter_candidate(channel: socket.socket, output_fd: int, request: dict, state: State) -> None:
     """Turn this freshly forked process into the sandboxed candidate (irreversibly)."""
     os.setsid()
     os.dup2(output_fd, 1)
@@ -255,8 +279,14 @@ def _reap() -> None:
         pass
 
 
-def _spawn(header: dict, job: mmap.mmap, plan: mmap.mmap | None, plans: OrderedDict,
-           fds: list[int], state: State) -> int:
+def _spawn(
+    header: dict,
+    job: mmap.mmap,
+    plan: mmap.mmap | None,
+    plans: OrderedDict,
+    fds: list[int],
+    state: State,
+) -> int:
     """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
     if state.full:
         rootfs.fresh_scratch(header["uid"])

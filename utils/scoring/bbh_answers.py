@@ -36,14 +36,27 @@ from __future__ import annotations
 import re
 import string
 
-MULTIPLE_CHOICE = frozenset({
-    "date_understanding", "disambiguation_qa", "geometric_shapes", "hyperbaton",
-    "logical_deduction_five_objects", "logical_deduction_seven_objects",
-    "logical_deduction_three_objects", "movie_recommendation", "penguins_in_a_table",
-    "reasoning_about_colored_objects", "ruin_names", "salient_translation_error_detection",
-    "snarks", "temporal_sequences", "tracking_shuffled_objects_five_objects",
-    "tracking_shuffled_objects_seven_objects", "tracking_shuffled_objects_three_objects",
-})
+MULTIPLE_CHOICE = frozenset(
+    {
+        "date_understanding",
+        "disambiguation_qa",
+        "geometric_shapes",
+        "hyperbaton",
+        "logical_deduction_five_objects",
+        "logical_deduction_seven_objects",
+        "logical_deduction_three_objects",
+        "movie_recommendation",
+        "penguins_in_a_table",
+        "reasoning_about_colored_objects",
+        "ruin_names",
+        "salient_translation_error_detection",
+        "snarks",
+        "temporal_sequences",
+        "tracking_shuffled_objects_five_objects",
+        "tracking_shuffled_objects_seven_objects",
+        "tracking_shuffled_objects_three_objects",
+    }
+)
 MC_PATTERN = r"\([A-Z]\)"
 OTHER_PATTERNS = {
     "boolean_expressions": r"[tT]rue|[fF]alse",
@@ -70,8 +83,17 @@ FLEX_CUE_ANSWER = r"\([A-Z]\)|(?-i:[A-Z](?![A-Za-z0-9])(?! +(?!(?:because|since|
 FLEX_LETTER_ALONE = r"\A[^A-Za-z0-9]*([A-Z])[^A-Za-z0-9]*\Z"
 
 # Pairs peeled off the extracted answer, in this order, one pair each.
-DELIMITERS = (("$", "$"), ("\\(", "\\)"), ("(", ")"), ("**", "**"), ("***", "***"),
-              ("\\[", "\\]"), ("'", "'"), ("`", "`"), ('"', '"'))
+DELIMITERS = (
+    ("$", "$"),
+    ("\\(", "\\)"),
+    ("(", ")"),
+    ("**", "**"),
+    ("***", "***"),
+    ("\\[", "\\]"),
+    ("'", "'"),
+    ("`", "`"),
+    ('"', '"'),
+)
 NO_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
@@ -128,9 +150,12 @@ def _strip_delimiters(answer: str) -> str:
     # OLMES skips a pair whose left side the answer pattern matches; no BBH pattern matches any
     # left delimiter (tested), so every pair applies.
     for left, right in DELIMITERS:
-        if len(answer) >= len(left) + len(right) and answer.startswith(left) \
-                and answer.endswith(right):
-            answer = answer[len(left):len(answer) - len(right)].strip()
+        if (
+            len(answer) >= len(left) + len(right)
+            and answer.startswith(left)
+            and answer.endswith(right)
+        ):
+            answer = answer[len(left) : len(answer) - len(right)].strip()
     return answer
 
 
@@ -150,6 +175,7 @@ def exact_match_cot_v1(answer: str, target: str, subtask: str) -> float:
     """OLMES's comparison: case-insensitive, ASCII punctuation removed from both sides except
     for dyck_languages (whose answers are punctuation). Whitespace is never normalised, so
     "]]" is not "] ]"."""
+
     def canonical(text: str) -> str:
         text = text.lower()
         return text if subtask == "dyck_languages" else text.translate(NO_PUNCTUATION)

@@ -47,9 +47,9 @@ def code_extract(text: str) -> str:
             break  # no run starting here or later can have more non-blank lines
         for j in range(i + 1, len(lines)):
             count = nonblank[j + 1] - nonblank[i]
-            if count > best and parses("\n".join(lines[i:j + 1])):
+            if count > best and parses("\n".join(lines[i : j + 1])):
                 best, best_pair = count, (i, j)
-    return "\n".join(lines[best_pair[0]:best_pair[1] + 1])
+    return "\n".join(lines[best_pair[0] : best_pair[1] + 1])
 
 
 @cache
@@ -114,7 +114,7 @@ def target_code(code: str, entry_point: str | None) -> str:
             names.add(name)
     wanted = _reachable(entry_point, definitions) if entry_point else None
     kept = imports + [node for name, node in definitions if wanted is None or name in wanted]
-    text = b"".join(source[node.start_byte:node.end_byte] + b"\n" for node in kept)
+    text = b"".join(source[node.start_byte : node.end_byte] + b"\n" for node in kept)
     return text[:-1].decode("utf8")
 
 

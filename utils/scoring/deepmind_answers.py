@@ -50,7 +50,7 @@ def legacy_answer(completion: str) -> str:
     for prefix in LEGACY_PREFIXES:
         match = re.search(prefix, completion)
         if match:
-            answer = re.findall("^(.*)", completion[match.end():].strip())[0]
+            answer = re.findall("^(.*)", completion[match.end() :].strip())[0]
             return answer.removesuffix(".")
     return ""
 

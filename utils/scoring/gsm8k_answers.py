@@ -50,7 +50,7 @@ def olmes_normalize(text: str) -> str:
     text = text.replace(",", "").replace("$", "")
     header = text.rfind(_HEADER)
     if header != -1:
-        text = text[header + len(_HEADER):]
+        text = text[header + len(_HEADER) :]
     return _TRAILING_PERIOD.sub("", text).lower()
 
 

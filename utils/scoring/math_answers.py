@@ -137,7 +137,7 @@ def strip_think(text: str) -> tuple[str | None, bool]:
     answer was cut off: (None, True). Text without think tags is returned whole."""
     close = text.rfind("</think>")
     if close >= 0:
-        return text[close + len("</think>"):], False
+        return text[close + len("</think>") :], False
     if "<think>" in text:
         return None, True
     return text, False

@@ -23,7 +23,7 @@ def _balanced_from(text: str, start: int) -> str | None:
         elif text[i] == "}":
             depth -= 1
             if depth == 0:
-                return text[start: i + 1]
+                return text[start : i + 1]
     return None
 
 
@@ -46,10 +46,10 @@ def remove_boxed(boxed: str) -> str | None:
     (e.g. `\\boxed\\frac{1}`, what the brace scan makes of `\\boxed\\frac{1}{2}`), where the
     original helper fails an assertion and OLMES's flex extraction then has no boxed answer."""
     if boxed.startswith("\\boxed "):
-        return boxed[len("\\boxed "):]
+        return boxed[len("\\boxed ") :]
     for opener in ("\\boxed{", "\\fbox{"):
         if boxed.startswith(opener) and boxed.endswith("}"):
-            return boxed[len(opener): -1]
+            return boxed[len(opener) : -1]
     return None
 
 
@@ -63,15 +63,60 @@ def last_boxed_answer(text: str) -> str | None:
 
 # Appendix D of Lewkowycz et al. (2022), the Minerva paper: replacements, then removals.
 MINERVA_SUBSTITUTIONS = [
-    ("an ", ""), ("a ", ""), (".$", "$"), ("\\$", ""), ("\\ ", ""), (" ", ""),
-    ("mbox", "text"), (",\\text{and}", ","), ("\\text{and}", ","), ("\\text{m}", "\\text{}"),
+    ("an ", ""),
+    ("a ", ""),
+    (".$", "$"),
+    ("\\$", ""),
+    ("\\ ", ""),
+    (" ", ""),
+    ("mbox", "text"),
+    (",\\text{and}", ","),
+    ("\\text{and}", ","),
+    ("\\text{m}", "\\text{}"),
 ]
 MINERVA_REMOVALS = [
-    "square", "ways", "integers", "dollars", "mph", "inches", "ft", "hours", "km", "units",
-    "\\ldots", "sue", "points", "feet", "minutes", "digits", "cents", "degrees", "cm", "gm",
-    "pounds", "meters", "meals", "edges", "students", "childrentickets", "multiples",
-    "\\text{s}", "\\text{.}", "\\text{\ns}", "\\text{}^2", "\\text{}^3", "\\text{\n}",
-    "\\text{}", "\\mathrm{th}", "^\\circ", "^{\\circ}", "\\;", ",\\!", "{,}", '"', "\\dots",
+    "square",
+    "ways",
+    "integers",
+    "dollars",
+    "mph",
+    "inches",
+    "ft",
+    "hours",
+    "km",
+    "units",
+    "\\ldots",
+    "sue",
+    "points",
+    "feet",
+    "minutes",
+    "digits",
+    "cents",
+    "degrees",
+    "cm",
+    "gm",
+    "pounds",
+    "meters",
+    "meals",
+    "edges",
+    "students",
+    "childrentickets",
+    "multiples",
+    "\\text{s}",
+    "\\text{.}",
+    "\\text{\ns}",
+    "\\text{}^2",
+    "\\text{}^3",
+    "\\text{\n}",
+    "\\text{}",
+    "\\mathrm{th}",
+    "^\\circ",
+    "^{\\circ}",
+    "\\;",
+    ",\\!",
+    "{,}",
+    '"',
+    "\\dots",
 ]
 # Minerva then unwraps answers with `re.sub` patterns whose `.` stops at a newline, so each works
 # line by line. Backtracking makes them quadratic in a line's length (a 100k-character line takes
@@ -94,7 +139,7 @@ def _unwrap_lazy(line: str, opener: str) -> str:
         close = line.find("}", start + len(opener))
         if close < 0:
             break
-        out.append(line[pos:start] + line[start + len(opener): close])
+        out.append(line[pos:start] + line[start + len(opener) : close])
         pos = close + 1
     return "".join(out) + line[pos:]
 
@@ -104,7 +149,7 @@ def _unwrap_boxed_greedy(line: str) -> str:
     start, close = line.find("\\boxed{"), line.rfind("}")
     if start < 0 or close < start + len("\\boxed{"):
         return line
-    return line[:start] + line[start + len("\\boxed{"): close] + line[close + 1:]
+    return line[:start] + line[start + len("\\boxed{") : close] + line[close + 1 :]
 
 
 def _by_line(transform, text: str, *args) -> str:
@@ -193,9 +238,18 @@ def _fix_sqrt(text: str) -> str:
 
 def strip_string(text: str) -> str:
     """Hendrycks MATH's answer canonicalisation (may raise; see `hendrycks_equal`)."""
-    for before, after in [("\n", ""), ("\\!", ""), ("\\\\", "\\"), ("tfrac", "frac"),
-                          ("dfrac", "frac"), ("\\left", ""), ("\\right", ""),
-                          ("^{\\circ}", ""), ("^\\circ", ""), ("\\$", "")]:
+    for before, after in [
+        ("\n", ""),
+        ("\\!", ""),
+        ("\\\\", "\\"),
+        ("tfrac", "frac"),
+        ("dfrac", "frac"),
+        ("\\left", ""),
+        ("\\right", ""),
+        ("^{\\circ}", ""),
+        ("^\\circ", ""),
+        ("\\$", ""),
+    ]:
         text = text.replace(before, after)
     text = _remove_right_units(text)
     text = text.replace("\\%", "").replace(" .", " 0.").replace("{.", "{0.")

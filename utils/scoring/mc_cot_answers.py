@@ -99,6 +99,7 @@ def extract_gpqa_llama3(text: str) -> dict:
 
 def exact_match(answer: str, gold: str, ignore_punctuation: bool = True) -> float:
     """OLMES `ExactMatch.exact_match` (Hugging Face evaluate's, `ignore_case=True`)."""
+
     def norm(value: str) -> str:
         value = value.lower()
         return value.translate(PUNCTUATION_TABLE) if ignore_punctuation else value

@@ -46,8 +46,9 @@ def gold_index(label) -> int:
     return int(label)
 
 
-def mc_scores(sum_logits: list[float], continuations: list[str], label,
-              num_tokens: list[int] | None = None) -> dict:
+def mc_scores(
+    sum_logits: list[float], continuations: list[str], label, num_tokens: list[int] | None = None
+) -> dict:
     """OLMES `MCAccuracy.process_one_doc` for one doc. `continuations` are the strings as sent
     (for a chat model without assistant prefix: `"A"`, not `" A"`), whose character and UTF-8
     byte counts normalise the per-char and per-byte values. Without `num_tokens` (lm-eval's
@@ -56,8 +57,10 @@ def mc_scores(sum_logits: list[float], continuations: list[str], label,
         raise ValueError(f"{len(sum_logits)} log-likelihoods for {len(continuations)} choices")
     gold = gold_index(label)
     per_char = [s / max(len(c), 1) for s, c in zip(sum_logits, continuations)]
-    per_byte = [-LOG_2_OF_E * (s / max(len(c.encode("utf-8")), 1))
-                for s, c in zip(sum_logits, continuations)]
+    per_byte = [
+        -LOG_2_OF_E * (s / max(len(c.encode("utf-8")), 1))
+        for s, c in zip(sum_logits, continuations)
+    ]
     raw = first_max(sum_logits)
     out = {
         "predicted_index_raw": raw,
@@ -74,14 +77,19 @@ def mc_scores(sum_logits: list[float], continuations: list[str], label,
     }
     if num_tokens is not None:
         per_token = [s / max(n, 1) for s, n in zip(sum_logits, num_tokens, strict=True)]
-        out.update({"predicted_index_per_token": first_max(per_token),
-                    "acc_per_token": int(first_max(per_token) == gold),
-                    "logits_per_token_corr": per_token[gold]})
+        out.update(
+            {
+                "predicted_index_per_token": first_max(per_token),
+                "acc_per_token": int(first_max(per_token) == gold),
+                "logits_per_token_corr": per_token[gold],
+            }
+        )
     return out
 
 
-def mc1_mc2(sum_logits: list[float], labels: list[int], mc1_indices: list[int],
-            mc2_indices: list[int]) -> dict:
+def mc1_mc2(
+    sum_logits: list[float], labels: list[int], mc1_indices: list[int], mc2_indices: list[int]
+) -> dict:
     """OLMES `MC1MC2Accuracy.process_one_doc`: `mc1` is the label of the first mc1 choice with
     the highest log-likelihood (the gold is choice 0); `mc2` the share of exp(log-likelihood) mass
     on the true mc2 choices, summed in request order. `mc2_underflow` is 1 where every mc2 term
@@ -151,6 +159,7 @@ def extract_cot_letter(text: str) -> dict:
 
 def cot_exact_match(answer: str, gold: str) -> float:
     """OLMES's `exact_match` (Hugging Face evaluate's, ignore_case and ignore_punctuation)."""
+
     def norm(text: str) -> str:
         return text.lower().translate(PUNCTUATION_TABLE)
 

@@ -62,12 +62,13 @@ def bootstrap_means(diffs: np.ndarray, rounds: int, rng: np.random.Generator) ->
     for start in range(0, rounds, CHUNK):
         size = min(CHUNK, rounds - start)
         counts = rng.multinomial(n, np.full(n, 1 / n), size=size)
-        out[start:start + size] = counts @ diffs / n
+        out[start : start + size] = counts @ diffs / n
     return out
 
 
-def sign_flip_p(diffs: np.ndarray, coefficients: np.ndarray, rounds: int = ROUNDS,
-                seed: int = 0) -> tuple[float, str]:
+def sign_flip_p(
+    diffs: np.ndarray, coefficients: np.ndarray, rounds: int = ROUNDS, seed: int = 0
+) -> tuple[float, str]:
     """Two-sided p-value of Σ coefficients·diffs under random signs, and how it was found:
     every assignment of the docs that differ (up to `EXACT_MAX`), else `rounds` random ones."""
     terms = (coefficients * diffs)[diffs != 0]
@@ -86,13 +87,21 @@ def sign_flip_p(diffs: np.ndarray, coefficients: np.ndarray, rounds: int = ROUND
     return (hits + 1) / (rounds + 1), f"sign-flip, {rounds:,} random assignments"
 
 
-def paired_bootstrap(strata: list[np.ndarray], weights: list[float] | None = None,
-                     level: float = 0.95, rounds: int = ROUNDS, seed: int = 0) -> Comparison:
+def paired_bootstrap(
+    strata: list[np.ndarray],
+    weights: list[float] | None = None,
+    level: float = 0.95,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+) -> Comparison:
     """Δ = Σ w_s · mean(strata[s]) (weights normalised; default: by size, i.e. the pooled
     mean) with a percentile-bootstrap interval and a sign-flip p-value; strata without docs
     are left out."""
-    kept = [(np.asarray(d, dtype=float), w) for d, w in
-            zip(strata, weights or [len(d) for d in strata], strict=True) if len(d)]
+    kept = [
+        (np.asarray(d, dtype=float), w)
+        for d, w in zip(strata, weights or [len(d) for d in strata], strict=True)
+        if len(d)
+    ]
     if not kept:
         raise ValueError("no paired docs to compare")
     total = sum(w for _, w in kept)
@@ -104,5 +113,13 @@ def paired_bootstrap(strata: list[np.ndarray], weights: list[float] | None = Non
     diffs = np.concatenate([d for d, _ in kept])
     coefficients = np.concatenate([np.full(len(d), w / total / len(d)) for d, w in kept])
     p, test = sign_flip_p(diffs, coefficients, rounds, seed)
-    return Comparison(float(delta), float(low), float(high), level,
-                      sum(len(d) for d, _ in kept), bool(p < 1 - level), p, test)
+    return Comparison(
+        float(delta),
+        float(low),
+        float(high),
+        level,
+        sum(len(d) for d, _ in kept),
+        bool(p < 1 - level),
+        p,
+        test,
+    )

@@ -31,19 +31,57 @@ class UnsafeAnswer(ValueError):
 
 # Plain Python functions of sympy's namespace that build expressions (sympy classes and
 # constants are allowed by type, see `_allowed_names`).
-SAFE_FUNCTIONS = frozenset({
-    "sqrt", "root", "cbrt", "real_root", "expand", "factor", "simplify", "together", "cancel",
-    "apart", "diff", "integrate", "gcd", "lcm", "N", "nsimplify", "ratsimp", "trigsimp",
-    "radsimp", "powsimp", "expand_log", "logcombine", "factorint", "divisors", "primefactors",
-})
+SAFE_FUNCTIONS = frozenset(
+    {
+        "sqrt",
+        "root",
+        "cbrt",
+        "real_root",
+        "expand",
+        "factor",
+        "simplify",
+        "together",
+        "cancel",
+        "apart",
+        "diff",
+        "integrate",
+        "gcd",
+        "lcm",
+        "N",
+        "nsimplify",
+        "ratsimp",
+        "trigsimp",
+        "radsimp",
+        "powsimp",
+        "expand_log",
+        "logcombine",
+        "factorint",
+        "divisors",
+        "primefactors",
+    }
+)
 # Builtins parse_expr exposes that are harmless on numbers (`min`/`max` are sympy's Min/Max there).
 SAFE_BUILTINS = frozenset({"abs", "pow", "round", "divmod", "sum", "min", "max"})
 # The calls sympy's transformations write around names and numbers, taking a string literal.
 STRING_TAKERS = frozenset({"Symbol", "Function", "Float"})
 ALLOWED_NODES = (
-    ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Name,
-    ast.Load, ast.Constant, ast.Tuple, ast.List, ast.Set, ast.keyword, ast.operator,
-    ast.unaryop, ast.boolop, ast.cmpop,
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.Call,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.keyword,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
 )
 
 
@@ -87,10 +125,12 @@ def check_source(code: str) -> None:
         if isinstance(node, ast.Call):
             _check_call(node)
         if isinstance(node, ast.Constant) and not isinstance(
-                node.value, (int, float, complex, str, type(None))):
+            node.value, (int, float, complex, str, type(None))
+        ):
             raise UnsafeAnswer(f"constant {node.value!r} is not evaluated")
-    strings = {id(n) for n in ast.walk(tree)
-               if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    strings = {
+        id(n) for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
     if strings - _taken_strings(tree):
         raise UnsafeAnswer("a string literal is not evaluated")
 
@@ -100,8 +140,11 @@ def _check_call(node: ast.Call) -> None:
     func = node.func
     if isinstance(func, ast.Name):
         return
-    if (isinstance(func, ast.Call) and isinstance(func.func, ast.Name)
-            and func.func.id == "Function"):
+    if (
+        isinstance(func, ast.Call)
+        and isinstance(func.func, ast.Name)
+        and func.func.id == "Function"
+    ):
         return
     raise UnsafeAnswer("a call of a computed function is not evaluated")
 
@@ -118,9 +161,14 @@ def _taken_strings(tree: ast.Expression) -> set[int]:
         elif isinstance(node, ast.Constant):
             taken.add(id(node))
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in STRING_TAKERS and len(node.args) == 1 and not node.keywords
-                and isinstance(node.args[0], ast.Constant)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in STRING_TAKERS
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Constant)
+        ):
             taken.add(id(node.args[0]))
     return taken
 

@@ -71,8 +71,10 @@ def clean_text(text: str) -> str:
 def query(doc: dict) -> str:
     text = f"Passage: {doc['passage']}\n" if doc["passage"] else ""
     text += f"Question: {doc['question']}\n"
-    text += "\n".join(f" ({letter}) {strip_choice_prefix(option)}"
-                      for letter, option in zip(LETTERS, doc["options"]))
+    text += "\n".join(
+        f" ({letter}) {strip_choice_prefix(option)}"
+        for letter, option in zip(LETTERS, doc["options"])
+    )
     return clean_text(text)
 
 

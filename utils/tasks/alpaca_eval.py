@@ -31,8 +31,13 @@ HUB_FILE = "{name}.json"  # the loading script's data file for a config
 FIELDS = ("instruction", "output", "generator", "dataset")
 
 
-def load(path: str = "tatsu-lab/alpaca_eval", name: str = "alpaca_eval_gpt4_baseline",
-         splits=("eval",), revision: str | None = None, **metadata) -> datasets.DatasetDict:
+def load(
+    path: str = "tatsu-lab/alpaca_eval",
+    name: str = "alpaca_eval_gpt4_baseline",
+    splits=("eval",),
+    revision: str | None = None,
+    **metadata,
+) -> datasets.DatasetDict:
     """`custom_dataset` hook: the rows from the `EVALPACK_DATA_DIR` mirror, or the config's
     JSON file on the hub (the hub dataset is a loading script `datasets` no longer runs).
     Each doc gets `doc_key` and `judge` (the run's judge settings as JSON)."""
@@ -40,10 +45,15 @@ def load(path: str = "tatsu-lab/alpaca_eval", name: str = "alpaca_eval_gpt4_base
     JudgeSettings.resolve(settings)  # a bad setting fails now, not after generation
     out = {}
     for split in splits:
-        rows = _mirror_rows(path, name, split) if os.environ.get(data.DATA_DIR_ENV) else (
-            _hub_rows(path, name, split, revision))
-        rows = [{**row, "judge": json.dumps(settings, sort_keys=True)}
-                for row in _checked(rows, f"{path}/{name}/{split}")]
+        rows = (
+            _mirror_rows(path, name, split)
+            if os.environ.get(data.DATA_DIR_ENV)
+            else (_hub_rows(path, name, split, revision))
+        )
+        rows = [
+            {**row, "judge": json.dumps(settings, sort_keys=True)}
+            for row in _checked(rows, f"{path}/{name}/{split}")
+        ]
         out[split] = datasets.Dataset.from_list(data.with_keys(rows, path, name, split))
     return datasets.DatasetDict(out)
 
@@ -51,9 +61,11 @@ def load(path: str = "tatsu-lab/alpaca_eval", name: str = "alpaca_eval_gpt4_base
 def _mirror_rows(path: str, name: str, split: str) -> list[dict]:
     file = data.mirror_file(os.environ[data.DATA_DIR_ENV], path, name, split)
     if not file.is_file():
-        raise data.DataError(f"{data.DATA_DIR_ENV}: no file for dataset {path!r} config "
-                             f"{name!r} split {split!r}; looked for {file}"
-                             f"{data.one_level_down(os.environ[data.DATA_DIR_ENV], path)}")
+        raise data.DataError(
+            f"{data.DATA_DIR_ENV}: no file for dataset {path!r} config "
+            f"{name!r} split {split!r}; looked for {file}"
+            f"{data.one_level_down(os.environ[data.DATA_DIR_ENV], path)}"
+        )
     return data.read_jsonl(file)
 
 
@@ -64,12 +76,14 @@ def _hub_rows(path: str, name: str, split: str, revision: str | None) -> list[di
     failure = data.DataError(
         f"dataset {path!r} config {name!r}: its file {HUB_FILE.format(name=name)} cannot be "
         f"fetched from the Hugging Face hub; set {data.DATA_DIR_ENV}=<mirror dir> holding "
-        f"{data.hub_dir(path)}/{name}/{split}.jsonl")
+        f"{data.hub_dir(path)}/{name}/{split}.jsonl"
+    )
     if not os.environ.get("HF_HUB_OFFLINE") and not data.hub_reachable():
         raise failure
     try:
-        file = hf_hub_download(path, HUB_FILE.format(name=name), repo_type="dataset",
-                               revision=revision)
+        file = hf_hub_download(
+            path, HUB_FILE.format(name=name), repo_type="dataset", revision=revision
+        )
     except OSError:  # the hub client's connection and missing-file errors
         raise failure from None
     with open(file, encoding="utf-8") as fh:
@@ -104,22 +118,34 @@ def judge_outputs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     try:
         records = judge(docs, outputs, client)
     except JudgeUnavailable as exc:
-        log.error("AlpacaEval judging stopped: %s. The generations are kept (samples with "
-                  "--log_samples, --use_cache): score them with `evalpack rescore` once the "
-                  "judge answers.", exc)
+        log.error(
+            "AlpacaEval judging stopped: %s. The generations are kept (samples with "
+            "--log_samples, --use_cache): score them with `evalpack rescore` once the "
+            "judge answers.",
+            exc,
+        )
         records = [_unjudged(doc, output, str(exc)) for doc, output in zip(docs, outputs)]
     finally:
         client.close()
     failed = sum(r["preference"] is None for r in records)
-    log.info("AlpacaEval: %d docs, %d judge requests sent, %d without a judgement",
-             len(records), client.sent, failed)
+    log.info(
+        "AlpacaEval: %d docs, %d judge requests sent, %d without a judgement",
+        len(records),
+        client.sent,
+        failed,
+    )
     return records
 
 
 def _unjudged(doc: dict, output: str, error: str) -> dict:
-    return {"preference": None, "judge_top_logprobs": None,
-            "price": 0.0, "error": error, "output_length": len(output),
-            "reference_length": len(doc["output"])}
+    return {
+        "preference": None,
+        "judge_top_logprobs": None,
+        "price": 0.0,
+        "error": error,
+        "output_length": len(output),
+        "reference_length": len(doc["output"]),
+    }
 
 
 def process_results(doc: dict, results: list[dict]) -> dict:

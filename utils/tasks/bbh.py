@@ -37,21 +37,24 @@ class BBHTask(ConfigurableTask):
             for i, shot in enumerate(exemplars["samples"])
         ]
         config["fewshot_config"] = {
-            **(config.get("fewshot_config") or {}), "sampler": "first_n", "samples": shots
+            **(config.get("fewshot_config") or {}),
+            "sampler": "first_n",
+            "samples": shots,
         }
         super().__init__(config=config, **kwargs)
 
     def fewshot_context(self, doc: dict, num_fewshot: int, **kwargs):
         prefix = self.description_text if num_fewshot == 0 else ""
-        return super().fewshot_context({**doc, "description_prefix": prefix}, num_fewshot,
-                                       **kwargs)
+        return super().fewshot_context({**doc, "description_prefix": prefix}, num_fewshot, **kwargs)
 
 
 def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first sample of each doc through every BBH extractor."""
     return [
-        {"target": doc["target"],
-         **bbh_answers.score_bbh(samples[0], doc["target"], subtask_of(doc))}
+        {
+            "target": doc["target"],
+            **bbh_answers.score_bbh(samples[0], doc["target"], subtask_of(doc)),
+        }
         for samples, doc in zip(resps, docs)
     ]
 
@@ -60,8 +63,10 @@ def process_results_cot_v1(doc: dict, results: list[dict]) -> dict:
     """OLMES cot-v1 (`exact_match`) and the intended letter handling (`exact_match_flex`);
     `*_macro` copies feed the unweighted group mean."""
     record = results[0]
-    scores = {"exact_match": float(record["exact_match"]),
-              "exact_match_flex": float(record["exact_match_flex"])}
+    scores = {
+        "exact_match": float(record["exact_match"]),
+        "exact_match_flex": float(record["exact_match_flex"]),
+    }
     return {**scores, **{f"{name}_macro": value for name, value in scores.items()}}
 
 

@@ -30,11 +30,20 @@ from ..scoring.code_sanitize import sanitize
 from ..scoring.sampling_metrics import pass_at_k
 from . import bigcodebench_libs
 
-INSTRUCTION = ("Please provide a self-contained Python script that solves the following problem "
-               "in a markdown code block:")
+INSTRUCTION = (
+    "Please provide a self-contained Python script that solves the following problem "
+    "in a markdown code block:"
+)
 # OLMES's chat stop sequences for BigCodeBench, enforced here whatever the backend did
-STOP_STRINGS = ["<|endoftext|>", "<|endofmask|>", "</s>", "\nif __name__", "\ndef main(",
-                "\nprint(", "\n```\n"]
+STOP_STRINGS = [
+    "<|endoftext|>",
+    "<|endofmask|>",
+    "</s>",
+    "\nif __name__",
+    "\ndef main(",
+    "\nprint(",
+    "\n```\n",
+]
 # seconds: the job's CPU time for the whole test class and each test's wall-clock limit. OLMES's
 # default BigCodeBench service documents "per instance exec timeout is 30 sec".
 DEFAULT_TIMEOUT = 30.0
@@ -51,7 +60,7 @@ _NETWORK = re.compile(
 
 # Trusted: the check on the runner's report (`TRUSTED_CHECK` + a call of `_check`). The report
 # is the candidate process's plain data; anything else is a failure.
-TRUSTED_CHECK = r'''
+TRUSTED_CHECK = r"""
 import re as _re
 _NETWORK = _re.compile(NETWORK_PATTERN)
 
@@ -76,7 +85,7 @@ def _check(report):
         raise AssertionError(
             f"{'needs the network: ' * network}{len(failures)} of {report['ran']} tests failed "
             f"({', '.join(names)[:200]}): {_last_line(failures[0][1])}")
-'''.replace("NETWORK_PATTERN", repr(_NETWORK.pattern))
+""".replace("NETWORK_PATTERN", repr(_NETWORK.pattern))
 
 
 @cache
@@ -95,8 +104,10 @@ def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
 
 
 def missing_libraries() -> str:
-    return (f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()}: run "
-            "`python -m evalpack.tasks.bigcodebench_libs install` (see tasks/bigcodebench)")
+    return (
+        f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()}: run "
+        "`python -m evalpack.tasks.bigcodebench_libs install` (see tasks/bigcodebench)"
+    )
 
 
 def doc_to_text(doc: dict) -> str:
@@ -126,9 +137,15 @@ def verdict_record(verdict: execution.Verdict, program: str) -> dict:
     """What a sample's log keeps: the verdict, whether it failed for want of the network, the
     job's CPU time, and the program that ran (the calibrated one)."""
     cpu = verdict.cpu_seconds
-    return {"passed": verdict.passed, "outcome": verdict.outcome, "reason": verdict.reason,
-            "limit": verdict.limit, "needs_network": "needs the network" in verdict.reason,
-            "cpu_seconds": None if cpu is None else round(cpu, 3), "program": program}
+    return {
+        "passed": verdict.passed,
+        "outcome": verdict.outcome,
+        "reason": verdict.reason,
+        "limit": verdict.limit,
+        "needs_network": "needs the network" in verdict.reason,
+        "cpu_seconds": None if cpu is None else round(cpu, 3),
+        "program": program,
+    }
 
 
 def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]]:
@@ -137,8 +154,10 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
     if not bigcodebench_libs.installed():
         raise RuntimeError(missing_libraries())
     libs = str(bigcodebench_libs.folder())
-    programs = [[calibrated_program(doc, cut_at_stops(sample, STOP_STRINGS)) for sample in samples]
-                for samples, doc in zip(resps, docs)]
+    programs = [
+        [calibrated_program(doc, cut_at_stops(sample, STOP_STRINGS)) for sample in samples]
+        for samples, doc in zip(resps, docs)
+    ]
     jobs, index = [], {}
     for i, (doc_programs, doc) in enumerate(zip(programs, docs)):
         for program in doc_programs:
@@ -146,16 +165,20 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
                 index[(i, program)] = len(jobs)
                 jobs.append(job(doc, program, libs))
     verdicts = execution.run_jobs(jobs)
-    return [[verdict_record(verdicts[index[(i, p)]], p) for p in doc_programs]
-            for i, doc_programs in enumerate(programs)]
+    return [
+        [verdict_record(verdicts[index[(i, p)]], p) for p in doc_programs]
+        for i, doc_programs in enumerate(programs)
+    ]
 
 
 def process_results(doc: dict, results: list[list[dict]]) -> dict:
     """pass@1 over the doc's samples (OLMES: one greedy sample), and whether any sample failed
     only for want of the network (a count over the run)."""
     samples = results[0]
-    return {"pass_at_1": pass_at_k(len(samples), sum(s["passed"] for s in samples), 1),
-            "needs_network": int(any(s["needs_network"] for s in samples))}
+    return {
+        "pass_at_1": pass_at_k(len(samples), sum(s["passed"] for s in samples), 1),
+        "needs_network": int(any(s["needs_network"] for s in samples)),
+    }
 
 
 def total(counts: list[int]) -> int:

@@ -35,14 +35,24 @@ def installed() -> bool:
 
 
 def requirements_file() -> Path:
-    return Path(str(resources.files("evalpack.task_configs") / "bigcodebench"
-                    / "requirements-eval.txt"))
+    return Path(
+        str(resources.files("evalpack.task_configs") / "bigcodebench" / "requirements-eval.txt")
+    )
 
 
 def install() -> int:
     """pip install the pinned requirements into the folder; pip's exit status."""
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(folder()),
-               "-r", str(requirements_file())]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--target",
+        str(folder()),
+        "-r",
+        str(requirements_file()),
+    ]
     return subprocess.call(command)
 
 

@@ -68,6 +68,7 @@ def _swallowed_io():
                 kwargs.setdefault("stdout", subprocess.PIPE)
                 kwargs.setdefault("stderr", subprocess.PIPE)
             return function(*args, **kwargs)
+
         return call
 
     old_stdin = sys.stdin
@@ -128,9 +129,17 @@ def run_bigcodebench(test_code, time_limit, libs=""):
     {"ran": tests run, "failures": [[name, traceback end], ...], "error": load error or ""}."""
     _prepare_environment(libs)
     module = types.ModuleType("__test__")
-    module.__dict__.update({"__builtins__": builtins, "__file__": "__test__.py",
-                            "__package__": None, "__doc__": None, "sys": sys, "os": os,
-                            "environ": os.environ})
+    module.__dict__.update(
+        {
+            "__builtins__": builtins,
+            "__file__": "__test__.py",
+            "__package__": None,
+            "__doc__": None,
+            "sys": sys,
+            "os": os,
+            "environ": os.environ,
+        }
+    )
     result = _LimitedResult(float(time_limit))
     try:
         with _swallowed_io():
@@ -139,8 +148,13 @@ def run_bigcodebench(test_code, time_limit, libs=""):
             sys.modules["__test__"] = module
             unittest.TestLoader().loadTestsFromTestCase(module.TestCases).run(result)
     except BaseException as exc:  # noqa: BLE001 (the module failed: BigCodeBench's "ALL")
-        return {"ran": result.testsRun, "failures": [],
-                "error": f"{type(exc).__name__}: {_trace_end(exc)}"}
-    failures = [[test.id().split(".")[-1], _trace_end(trace)]
-                for test, trace in result.failures + result.errors]
+        return {
+            "ran": result.testsRun,
+            "failures": [],
+            "error": f"{type(exc).__name__}: {_trace_end(exc)}",
+        }
+    failures = [
+        [test.id().split(".")[-1], _trace_end(trace)]
+        for test, trace in result.failures + result.errors
+    ]
     return {"ran": result.testsRun, "failures": failures, "error": ""}

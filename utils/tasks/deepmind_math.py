@@ -60,8 +60,15 @@ def read_sample(category: str) -> list[dict]:
     with gzip.open(file, "rt", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
     area = category.split("__")[0]
-    return [{"question": unwrap(row["question"]), "answer": unwrap(row["answer"]),
-             "category": category, "area": area} for row in rows]
+    return [
+        {
+            "question": unwrap(row["question"]),
+            "answer": unwrap(row["answer"]),
+            "category": category,
+            "area": area,
+        }
+        for row in rows
+    ]
 
 
 def load(category: str, **_metadata) -> datasets.DatasetDict:
@@ -88,15 +95,25 @@ def _score_one(job: tuple[str, str, int]) -> dict:
 
 def unscored_record(gold: str, reason: str) -> dict:
     """The verdict of a doc whose scoring was cut off: 0, the reason kept."""
-    return {"exact_match": 0, "answer_format_correct": 0.0, "answer_parse_error": 0,
-            "model_answer": None, "gold": gold, "scoring_failure": reason}
+    return {
+        "exact_match": 0,
+        "answer_format_correct": 0.0,
+        "answer_parse_error": 0,
+        "model_answer": None,
+        "gold": gold,
+        "scoring_failure": reason,
+    }
 
 
 def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first sample of every doc scored, in parallel, each doc bounded."""
     jobs = [(samples[0], doc["answer"], doc_seed(doc)) for samples, doc in zip(resps, docs)]
-    records = bounded_records(_score_one, jobs, timeout=DOC_TIMEOUT,
-                              unscored=lambda job, reason: unscored_record(job[1], reason))
+    records = bounded_records(
+        _score_one,
+        jobs,
+        timeout=DOC_TIMEOUT,
+        unscored=lambda job, reason: unscored_record(job[1], reason),
+    )
     _warn_about_bounds(records)
     return records
 
@@ -106,13 +123,20 @@ def _warn_about_bounds(records: list[dict]) -> None:
     timed_out = sum("timeout" in r for r in records)
     refused = sum("refused" in r for r in records)
     if cut_off or timed_out:
-        log.warning("DeepMind Mathematics scoring: %d of %d docs hit the sympy time bound, %d "
-                    "were cut off entirely; they score 0 and are marked in the logged samples",
-                    timed_out, len(records), cut_off)
+        log.warning(
+            "DeepMind Mathematics scoring: %d of %d docs hit the sympy time bound, %d "
+            "were cut off entirely; they score 0 and are marked in the logged samples",
+            timed_out,
+            len(records),
+            cut_off,
+        )
     if refused:
-        log.warning("DeepMind Mathematics scoring: %d answers were not given to sympy (they "
-                    "would run code, not build an expression); marked `refused` in the logged "
-                    "samples", refused)
+        log.warning(
+            "DeepMind Mathematics scoring: %d answers were not given to sympy (they "
+            "would run code, not build an expression); marked `refused` in the logged "
+            "samples",
+            refused,
+        )
 
 
 def process_results(doc: dict, results: list[dict]) -> dict:

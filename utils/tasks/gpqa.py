@@ -20,8 +20,7 @@ from ..scoring import mc_cot_answers
 
 SHUFFLE_SEED = 111  # OLMES's `answer_shuffling_seed`
 LETTERS = "ABCD"
-ANSWER_FIELDS = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3",
-                 "Correct Answer")
+ANSWER_FIELDS = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3", "Correct Answer")
 BRACKETED = re.compile(r"\[.*?\]")
 
 TULU_DESCRIPTION = (
@@ -35,8 +34,10 @@ TULU_FINAL = (
     '"Therefore, the answer is (ANSWER_LETTER)" where (ANSWER_LETTER) is one of (A), (B), (C), '
     "(D)."
 )
-LLAMA3_DESCRIPTION = ("Given the following question and four candidate answers (A, B, C and D), "
-                      "choose the best answer.\n\n")
+LLAMA3_DESCRIPTION = (
+    "Given the following question and four candidate answers (A, B, C and D), "
+    "choose the best answer.\n\n"
+)
 LLAMA3_FINAL = (
     "\n\n- For simple problems:\nDirectly provide the answer with minimal explanation.\n\n"
     "- For complex problems:\nUse this step-by-step format:\n## Step 1: [Concise description]\n"

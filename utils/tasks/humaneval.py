@@ -57,7 +57,7 @@ def extract_program(prompt: str, completion: str, entry_point: str) -> str:
     code = fenced.group(1) if fenced else completion
     if target_def(code, entry_point):
         start = _CODE_START.search(code)
-        return preamble(prompt, entry_point) + code[start.start():]
+        return preamble(prompt, entry_point) + code[start.start() :]
     return prompt + code
 
 
@@ -84,8 +84,9 @@ def sample_jobs(doc: dict, completion: str, **plan) -> dict[str, execution.Job]:
     program (prompt + completion) and the extracted program, both against the doc's `test`."""
     return {
         "olmes": job(doc, doc["prompt"] + completion, **plan),
-        "extracted": job(doc, extract_program(doc["prompt"], completion, doc["entry_point"]),
-                         **plan),
+        "extracted": job(
+            doc, extract_program(doc["prompt"], completion, doc["entry_point"]), **plan
+        ),
     }
 
 
@@ -106,13 +107,21 @@ def verdict_record(verdict: execution.Verdict) -> dict:
     decided it ("cpu", "wall" or "memory"; "" when none did), the job's CPU time, and OLMES's
     category."""
     cpu = verdict.cpu_seconds
-    return {"passed": verdict.passed, "outcome": verdict.outcome, "reason": verdict.reason,
-            "limit": verdict.limit, "cpu_seconds": None if cpu is None else round(cpu, 3),
-            "olmes_result": olmes_result(verdict)}
+    return {
+        "passed": verdict.passed,
+        "outcome": verdict.outcome,
+        "reason": verdict.reason,
+        "limit": verdict.limit,
+        "cpu_seconds": None if cpu is None else round(cpu, 3),
+        "olmes_result": olmes_result(verdict),
+    }
 
 
-def run_samples(resps: list[list[str]], docs: list[dict],
-                jobs_for: Callable[[dict, str], dict[str, execution.Job]]) -> list[list[dict]]:
+def run_samples(
+    resps: list[list[str]],
+    docs: list[dict],
+    jobs_for: Callable[[dict, str], dict[str, execution.Job]],
+) -> list[list[dict]]:
     """Every sample of every doc, each run as `jobs_for(doc, completion)` says, in one parallel
     batch; per doc, per sample, a verdict record per run name. A job that occurs more than once
     for a doc (identical samples, or extraction changing nothing) runs once."""
@@ -127,12 +136,18 @@ def run_samples(resps: list[list[str]], docs: list[dict],
                 if (i, run.program, run.test) not in position:
                     position[(i, run.program, run.test)] = len(jobs)
                     jobs.append(run)
-            doc_plan.append({name: position[(i, run.program, run.test)]
-                             for name, run in runs.items()})
+            doc_plan.append(
+                {name: position[(i, run.program, run.test)] for name, run in runs.items()}
+            )
         plan.append(doc_plan)
     verdicts = execution.run_jobs(jobs)
-    return [[{name: verdict_record(verdicts[index]) for name, index in sample_plan.items()}
-             for sample_plan in doc_plan] for doc_plan in plan]
+    return [
+        [
+            {name: verdict_record(verdicts[index]) for name, index in sample_plan.items()}
+            for sample_plan in doc_plan
+        ]
+        for doc_plan in plan
+    ]
 
 
 def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]]:

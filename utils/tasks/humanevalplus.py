@@ -44,8 +44,10 @@ def load(timeout: float = DEFAULT_TIMEOUT, humaneval_revision: str | None = None
 
 def original_tests(revision: str | None = None) -> dict[str, str]:
     """HumanEval's own test of each problem, by task_id (same 164 task_ids as HumanEval+)."""
-    return {row["task_id"]: row["test"]
-            for row in data.load_split(HUMANEVAL_DATASET, None, "test", revision)}
+    return {
+        row["task_id"]: row["test"]
+        for row in data.load_split(HUMANEVAL_DATASET, None, "test", revision)
+    }
 
 
 def planned_calls(test: str) -> str:

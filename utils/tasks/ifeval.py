@@ -73,8 +73,12 @@ def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first response of every doc judged on all its instructions."""
     checkers.registry()  # import once here, before the workers fork
     jobs = [(doc, samples[0]) for samples, doc in zip(resps, docs)]
-    records = bounded_records(_judge, jobs, timeout=DOC_TIMEOUT,
-                              unscored=lambda job, reason: unscored_record(job[0], reason))
+    records = bounded_records(
+        _judge,
+        jobs,
+        timeout=DOC_TIMEOUT,
+        unscored=lambda job, reason: unscored_record(job[0], reason),
+    )
     _warn_about_failures(records)
     return records
 
@@ -86,7 +90,9 @@ def _warn_about_failures(records: list[dict]) -> None:
         log.warning(
             "IFEval: a checker raised on %d of %d docs (counted as not followed, as in OLMES) "
             "and %d docs were cut off at the time bound; both are marked in the logged samples",
-            raised, len(records), cut_off,
+            raised,
+            len(records),
+            cut_off,
         )
 
 

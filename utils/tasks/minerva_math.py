@@ -43,8 +43,12 @@ def unscored_record(solution: str, reason: str) -> dict:
 def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first sample of every doc scored by all three metrics, in parallel."""
     jobs = [(samples[0], doc["solution"]) for samples, doc in zip(resps, docs)]
-    records = bounded_records(_score_one, jobs, timeout=DOC_TIMEOUT,
-                              unscored=lambda job, reason: unscored_record(job[1], reason))
+    records = bounded_records(
+        _score_one,
+        jobs,
+        timeout=DOC_TIMEOUT,
+        unscored=lambda job, reason: unscored_record(job[1], reason),
+    )
     _warn_about_bounds(records)
     return records
 
@@ -56,7 +60,9 @@ def _warn_about_bounds(records: list[dict]) -> None:
         log.warning(
             "MATH scoring: %d of %d docs hit a sympy/math-verify time bound, %d were cut off "
             "entirely; they score 0 and are marked in the logged samples",
-            timed_out, len(records), cut_off,
+            timed_out,
+            len(records),
+            cut_off,
         )
 
 

@@ -24,8 +24,14 @@ COT_DESCRIPTION = (
     "then conclude with 'Therefore, the answer is: X' where X is one of A, B, C, or D.\n\n"
 )
 # what the group reports (per subject, and the group's macro and micro means)
-MC_METRICS = ("acc_raw", "acc_per_char", "acc_per_byte",
-              "sum_logits_corr", "logits_per_char_corr", "bits_per_byte_corr")
+MC_METRICS = (
+    "acc_raw",
+    "acc_per_char",
+    "acc_per_byte",
+    "sum_logits_corr",
+    "logits_per_char_corr",
+    "bits_per_byte_corr",
+)
 MICRO = ("acc_raw", "acc_per_char", "acc_per_byte")
 
 
@@ -62,8 +68,7 @@ class MMLUTask(ConfigurableTask):
     """Puts the subject description on the doc's own turn when the run has no shots."""
 
     def __init__(self, config: dict | None = None, **kwargs) -> None:
-        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"},
-                         **kwargs)
+        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"}, **kwargs)
 
     def fewshot_context(self, doc: dict, num_fewshot: int, **kwargs):
         if num_fewshot == 0:
@@ -96,5 +101,8 @@ def doc_to_target_cot(doc: dict) -> str:
 def process_results_cot(doc: dict, results: list[str]) -> dict:
     found = extract_cot_letter(results[0])
     match = cot_exact_match(found["answer"], doc_to_target_cot(doc))
-    return {"exact_match": match, "exact_match_micro": match,
-            "answer_format_correct": found["answer_format_correct"]}
+    return {
+        "exact_match": match,
+        "exact_match_micro": match,
+        "answer_format_correct": found["answer_format_correct"],
+    }

@@ -33,7 +33,7 @@ TULU3_DESCRIPTION = (
     "(C), (D), (E), etc.\n\n"
 )
 TULU3_FINAL = (  # one leading newline: the query already ends with one
-    '\nAnswer the above question and REMEMBER to finish your response with the exact phrase '
+    "\nAnswer the above question and REMEMBER to finish your response with the exact phrase "
     '"Therefore, the answer is (ANSWER_LETTER)" where (ANSWER_LETTER) is one of (A), (B), (C), '
     "(D), (E), etc."
 )
@@ -48,28 +48,36 @@ COT_OPENING = "A: Let's think step by step."
 
 
 @cache
-def _split(path: str, name: str | None, split: str, data_dir: str | None,
-           revision: str | None) -> datasets.Dataset:
+def _split(
+    path: str, name: str | None, split: str, data_dir: str | None, revision: str | None
+) -> datasets.Dataset:
     """One whole split with its doc keys (`data_dir`: the mirror in use, part of the key)."""
     return data.load_split(path, name, split, revision)
 
 
-def category_rows(path: str, name: str | None, split: str, category: str,
-                  revision: str | None = None) -> datasets.Dataset:
+def category_rows(
+    path: str, name: str | None, split: str, category: str, revision: str | None = None
+) -> datasets.Dataset:
     rows = _split(path, name, split, os.environ.get(data.DATA_DIR_ENV), revision)
     picked = [i for i, value in enumerate(rows["category"]) if value == category]
     if not picked:
-        raise data.DataError(f"dataset {path!r} split {split!r}: no row has category "
-                             f"{category!r}")
+        raise data.DataError(f"dataset {path!r} split {split!r}: no row has category {category!r}")
     return rows.select(picked)
 
 
-def load(path: str, category: str, name: str | None = None, splits: tuple[str, ...] = ("test",),
-         revision: str | None = None, **_metadata) -> datasets.DatasetDict:
+def load(
+    path: str,
+    category: str,
+    name: str | None = None,
+    splits: tuple[str, ...] = ("test",),
+    revision: str | None = None,
+    **_metadata,
+) -> datasets.DatasetDict:
     """`custom_dataset` hook: the rows of `category` in each named split (OLMES's
     `test_docs` / `validation_docs` filter), from the hub at `revision`."""
     return datasets.DatasetDict(
-        {split: category_rows(path, name, split, category, revision) for split in splits})
+        {split: category_rows(path, name, split, category, revision) for split in splits}
+    )
 
 
 def doc_to_text_tulu3(doc: dict) -> str:
@@ -94,9 +102,12 @@ def fewshot_target_llama31(doc: dict) -> str:
 
 def _results(doc: dict, completion: str, format_regex: str, other_mean: str) -> dict:
     found = score(completion, doc["answer"], format_regex)
-    return {"exact_match": found["exact_match"], other_mean: found["exact_match"],
-            "exact_match_simple": found["exact_match_simple"],
-            "answer_format_correct": found["answer_format_correct"]}
+    return {
+        "exact_match": found["exact_match"],
+        other_mean: found["exact_match"],
+        "exact_match_simple": found["exact_match_simple"],
+        "answer_format_correct": found["answer_format_correct"],
+    }
 
 
 def process_results_tulu3(doc: dict, results: list[str]) -> dict:

@@ -55,13 +55,25 @@ def normalize_rows(rows: list[tuple[int, dict]], source: str) -> list[dict]:
     out = []
     for index, (lineno, row) in enumerate(rows):
         where = f"{source}, line {lineno}"
-        out.append({**row, "problem": _question(row, where), "answer": _answer(row, where),
-                    "doc_key": row.get("doc_key", f"{source}#{index}")})
+        out.append(
+            {
+                **row,
+                "problem": _question(row, where),
+                "answer": _answer(row, where),
+                "doc_key": row.get("doc_key", f"{source}#{index}"),
+            }
+        )
     return out
 
 
-def load(path: str, names: list[str] | None = None, split: str = "test",
-         data_file: str | None = None, revision: str | None = None, **_metadata):
+def load(
+    path: str,
+    names: list[str] | None = None,
+    split: str = "test",
+    data_file: str | None = None,
+    revision: str | None = None,
+    **_metadata,
+):
     """`custom_dataset` hook. The hub dataset at `revision` (several configs concatenated in
     order), or, with `--metadata '{"data_file": "my.jsonl"}'`, the user's own JSONL instead."""
     import datasets
@@ -72,8 +84,9 @@ def load(path: str, names: list[str] | None = None, split: str = "test",
         rows = []
         for name in names or [None]:
             split_rows = list(data.load_split(path, name, split, revision))
-            rows += normalize_rows(list(enumerate(split_rows, start=1)),
-                                   f"{path}/{name or 'default'}/{split}")
+            rows += normalize_rows(
+                list(enumerate(split_rows, start=1)), f"{path}/{name or 'default'}/{split}"
+            )
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
 
 
@@ -112,14 +125,26 @@ def _score_doc(job: dict) -> dict:
 
     correct = [a is not None and same(job["gold"], a) for a in answers]
     labels = group_equivalent(list(answers), same)
-    return {"gold": job["gold"], "answers": list(answers), "correct": correct,
-            "truncated": list(truncated), "labels": labels, "timeouts": timeouts}
+    return {
+        "gold": job["gold"],
+        "answers": list(answers),
+        "correct": correct,
+        "truncated": list(truncated),
+        "labels": labels,
+        "timeouts": timeouts,
+    }
 
 
 def _unscored(job: dict, reason: str) -> dict:
     n = len(job["samples"])
-    return {"gold": job["gold"], "answers": [None] * n, "correct": [False] * n,
-            "truncated": [False] * n, "labels": [None] * n, "scoring_failure": reason}
+    return {
+        "gold": job["gold"],
+        "answers": [None] * n,
+        "correct": [False] * n,
+        "truncated": [False] * n,
+        "labels": [None] * n,
+        "scoring_failure": reason,
+    }
 
 
 def score_integer_samples(resps: list[list[str]], docs: list[dict]) -> list[dict]:
@@ -135,8 +160,10 @@ def score_verified_samples(resps: list[list[str]], docs: list[dict]) -> list[dic
 def score_samples(resps: list[list[str]], docs: list[dict], integer: bool) -> list[dict]:
     """Every doc's samples scored in parallel, each doc under a hard bound. The comparison is
     the task's (its YAML names the filter), never inferred from the docs a run happens to load."""
-    jobs = [{"samples": samples, "gold": doc["answer"], "integer": integer}
-            for samples, doc in zip(resps, docs)]
+    jobs = [
+        {"samples": samples, "gold": doc["answer"], "integer": integer}
+        for samples, doc in zip(resps, docs)
+    ]
     records = bounded_records(_score_doc, jobs, timeout=DOC_TIMEOUT, unscored=_unscored)
     failed = sum("scoring_failure" in r for r in records)
     if failed:
@@ -147,8 +174,7 @@ def score_samples(resps: list[list[str]], docs: list[dict], integer: bool) -> li
 def process_results(doc: dict, results: list[dict]) -> dict:
     record = results[0]
     n = len(record["correct"])
-    scores = {f"avg@{n}": avg_at_n(record["correct"]),
-              "truncated": sum(record["truncated"]) / n}
+    scores = {f"avg@{n}": avg_at_n(record["correct"]), "truncated": sum(record["truncated"]) / n}
     for k in powers_of_two_up_to(n):
         scores[f"pass@{k}"] = pass_at_k(n, sum(record["correct"]), k)
         scores[f"maj@{k}"] = maj_at_k(record["labels"], record["correct"], k)
@@ -160,8 +186,10 @@ def metric_list(repeats: int) -> list[dict]:
     names = [f"avg@{repeats}", "truncated"]
     for k in powers_of_two_up_to(repeats):
         names += [f"pass@{k}", f"maj@{k}"]
-    return [{"metric": name, "aggregation": "mean", "higher_is_better": name != "truncated"}
-            for name in names]
+    return [
+        {"metric": name, "aggregation": "mean", "higher_is_better": name != "truncated"}
+        for name in names
+    ]
 
 
 class ReasoningTask(SampledTask):

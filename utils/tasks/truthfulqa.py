@@ -40,21 +40,26 @@ def olmes_choices(doc: dict) -> dict:
     choices = list(doc["mc1_targets"]["choices"])
     labels = list(doc["mc1_targets"]["labels"])
     mc2_indices = []
-    for choice, label in zip(doc["mc2_targets"]["choices"], doc["mc2_targets"]["labels"],
-                             strict=True):
+    for choice, label in zip(
+        doc["mc2_targets"]["choices"], doc["mc2_targets"]["labels"], strict=True
+    ):
         if choice in choices:
             idx = choices.index(choice)
             if labels[idx] != label:
-                raise DataError(f"{where}: mc2_targets labels {choice!r} {label}, "
-                                f"mc1_targets {labels[idx]}")
+                raise DataError(
+                    f"{where}: mc2_targets labels {choice!r} {label}, mc1_targets {labels[idx]}"
+                )
         else:
             choices.append(choice)
             labels.append(label)
             idx = len(choices) - 1
         mc2_indices.append(idx)
-    return {"choices": choices, "labels": labels,
-            "mc1_indices": list(range(len(doc["mc1_targets"]["choices"]))),
-            "mc2_indices": mc2_indices}
+    return {
+        "choices": choices,
+        "labels": labels,
+        "mc1_indices": list(range(len(doc["mc1_targets"]["choices"]))),
+        "mc2_indices": mc2_indices,
+    }
 
 
 def process_docs(dataset: datasets.Dataset) -> datasets.Dataset:
@@ -72,9 +77,13 @@ def doc_to_text(doc: dict) -> str:
 def process_results(doc: dict, results: list) -> dict:
     """`mc1` and `mc2` (OLMES's primary); `mc2_underflow` marks docs where every mc2 term
     underflowed (OLMES crashes; see `evalpack.scoring.multiple_choice`)."""
-    scores = mc1_mc2([float(r[0]) for r in results], doc["labels"], doc["mc1_indices"],
-                     doc["mc2_indices"])
+    scores = mc1_mc2(
+        [float(r[0]) for r in results], doc["labels"], doc["mc1_indices"], doc["mc2_indices"]
+    )
     if scores["mc2_underflow"]:
-        log.warning("truthfulqa_tulu %s: every mc2 log-likelihood underflows exp(); OLMES would "
-                    "crash here, mc2 computed in log space", doc.get("doc_key"))
+        log.warning(
+            "truthfulqa_tulu %s: every mc2 log-likelihood underflows exp(); OLMES would "
+            "crash here, mc2 computed in log space",
+            doc.get("doc_key"),
+        )
     return {name: float(value) for name, value in scores.items()}

@@ -20,17 +20,22 @@ from alpaca_eval.utils import prompt_to_chatml
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
 MODEL_NAME = "EVAL_MODEL"
 REFERENCE_FIELDS = ("instruction", "output", "generator", "dataset")
-NO_PREFERENCE = ("the judge answered, but with neither 'm' nor 'M' among its top "
-                 "log-probabilities")
+NO_PREFERENCE = "the judge answered, but with neither 'm' nor 'M' among its top log-probabilities"
 
 
-def completion_payload(prompt: str, model_name: str, max_tokens: int, top_p: float = 1.0,
-                       **decoding) -> dict:
+def completion_payload(
+    prompt: str, model_name: str, max_tokens: int, top_p: float = 1.0, **decoding
+) -> dict:
     """The chat-completion request the package's OpenAI decoder sends for one annotator prompt:
     the ChatML prompt stripped and split into messages, the annotator config's decoding
     settings, and the decoder's default `top_p` of 1."""
-    return {"model": model_name, "messages": prompt_to_chatml(prompt.strip()),
-            "max_tokens": max_tokens, "top_p": top_p, **decoding}
+    return {
+        "model": model_name,
+        "messages": prompt_to_chatml(prompt.strip()),
+        "max_tokens": max_tokens,
+        "top_p": top_p,
+        **decoding,
+    }
 
 
 def price_per_token(model: str) -> float:
@@ -88,16 +93,23 @@ def judge(docs: list[dict], outputs: list[str], client) -> list[dict]:
     the judge's top log-probabilities, the price, and the two output lengths."""
     references = [{k: doc[k] for k in REFERENCE_FIELDS} for doc in docs]
     model_outputs = [
-        {"instruction": doc["instruction"], "output": output, "generator": MODEL_NAME,
-         "dataset": doc["dataset"]}
+        {
+            "instruction": doc["instruction"],
+            "output": output,
+            "generator": MODEL_NAME,
+            "dataset": doc["dataset"],
+        }
         for doc, output in zip(docs, outputs, strict=True)
     ]
     completions = ServedCompletions(client)
     annotations = annotator_for(completions).annotate_head2head(
-        outputs_1=references, outputs_2=model_outputs, chunksize=None)
+        outputs_1=references, outputs_2=model_outputs, chunksize=None
+    )
     if [a["instruction"] for a in annotations] != [d["instruction"] for d in docs]:
-        raise ValueError(f"{len(docs)} docs gave {len(annotations)} annotations in another "
-                         "order: are two instructions identical? AlpacaEval merges on them")
+        raise ValueError(
+            f"{len(docs)} docs gave {len(annotations)} annotations in another "
+            "order: are two instructions identical? AlpacaEval merges on them"
+        )
     return [
         _record(annotation, output, completions.failures)
         for annotation, output in zip(annotations, outputs, strict=True)

@@ -27,8 +27,18 @@ from alpaca_eval.metrics import get_length_controlled_winrate, get_winrate, glm_
 
 from ...core.data import DATA_DIR_ENV, DataError, hub_dir, hub_reachable
 
-METRICS = ("length_controlled_winrate", "lc_standard_error", "win_rate", "standard_error",
-           "avg_length", "n_wins", "n_draws", "discrete_win_rate", "total_price", "n_failed")
+METRICS = (
+    "length_controlled_winrate",
+    "lc_standard_error",
+    "win_rate",
+    "standard_error",
+    "avg_length",
+    "n_wins",
+    "n_draws",
+    "discrete_win_rate",
+    "total_price",
+    "n_failed",
+)
 BASELINE_NAME = "reference"
 MODEL_NAME = "EVAL_MODEL"
 GLM_REPO, GLM_FILE = "tatsu-lab/alpaca_eval", "df_gamed.csv"  # what the package's GLM downloads
@@ -40,8 +50,12 @@ log = logging.getLogger(__name__)
 
 def item_of(record: dict) -> tuple:
     """What the metrics need of one doc's judgement record (small: logged once per metric)."""
-    return (record["preference"], record["output_length"], record["reference_length"],
-            record["price"])
+    return (
+        record["preference"],
+        record["output_length"],
+        record["reference_length"],
+        record["price"],
+    )
 
 
 def metric(items: list, name: str) -> float:
@@ -67,24 +81,32 @@ def leaderboard(items: tuple) -> dict[str, float]:
 def _package_metrics(preferences: list[float], items: tuple) -> dict[str, float]:
     # The package measures the outputs' lengths with `.str.len()` and reads nothing else of
     # their text, so texts of the same lengths stand in for them.
-    annotations = pd.DataFrame({
-        "preference": preferences,
-        "output_1": [" " * ref_length for _, _, ref_length, _ in items],
-        "output_2": [" " * length for _, length, _, _ in items],
-        "generator_1": BASELINE_NAME,
-        "generator_2": MODEL_NAME,
-    })
-    scores = {name: float(value) for name, value in get_winrate(annotations).items()
-              if name in WIN_RATE_METRICS}
+    annotations = pd.DataFrame(
+        {
+            "preference": preferences,
+            "output_1": [" " * ref_length for _, _, ref_length, _ in items],
+            "output_2": [" " * length for _, length, _, _ in items],
+            "generator_1": BASELINE_NAME,
+            "generator_2": MODEL_NAME,
+        }
+    )
+    scores = {
+        name: float(value)
+        for name, value in get_winrate(annotations).items()
+        if name in WIN_RATE_METRICS
+    }
     try:
         with hub_files_from_mirror():
             computed = get_length_controlled_winrate(annotations, save_weights_dir=None)
     except Exception as exc:  # noqa: BLE001  its hub file unreachable, too few docs to fit
         # not fatal: the run keeps its generations and judgements (cached), and a rescore
         # computes the LC win rate once the GLM can be fitted
-        log.error("AlpacaEval length-controlled win rate not computed (%d judged docs): %s: %s",
-                  int(annotations["preference"].notna().sum()), type(exc).__name__,
-                  str(exc).splitlines()[0] if str(exc) else "")
+        log.error(
+            "AlpacaEval length-controlled win rate not computed (%d judged docs): %s: %s",
+            int(annotations["preference"].notna().sum()),
+            type(exc).__name__,
+            str(exc).splitlines()[0] if str(exc) else "",
+        )
         return scores
     return {**scores, **{name: float(computed[name]) for name in LC_METRICS}}
 
@@ -96,17 +118,21 @@ def hub_files_from_mirror():
     data_dir = os.environ.get(DATA_DIR_ENV)
     if not data_dir:
         if not os.environ.get("HF_HUB_OFFLINE") and not hub_reachable():
-            raise DataError(f"the Hugging Face hub cannot be reached for {GLM_FILE}; set "
-                            f"{DATA_DIR_ENV}=<mirror dir> holding "
-                            f"{hub_dir(GLM_REPO)}/{GLM_FILE}")
+            raise DataError(
+                f"the Hugging Face hub cannot be reached for {GLM_FILE}; set "
+                f"{DATA_DIR_ENV}=<mirror dir> holding "
+                f"{hub_dir(GLM_REPO)}/{GLM_FILE}"
+            )
         yield
         return
 
     def from_mirror(repo_id: str, filename: str, **_kwargs) -> str:
         file = Path(data_dir) / hub_dir(repo_id) / filename
         if not file.is_file():
-            raise DataError(f"{DATA_DIR_ENV}={data_dir}: the AlpacaEval length-controlled GLM "
-                            f"needs {repo_id}'s {filename}; looked for {file}")
+            raise DataError(
+                f"{DATA_DIR_ENV}={data_dir}: the AlpacaEval length-controlled GLM "
+                f"needs {repo_id}'s {filename}; looked for {file}"
+            )
         return str(file)
 
     original = glm_winrate.hf_hub_download

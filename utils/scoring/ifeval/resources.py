@@ -19,14 +19,10 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 PUNKT_FILES = {  # path under nltk_data/ -> sha256 (nltk_data punkt_tab.zip, 2024-07-09)
-    "tokenizers/punkt_tab/english/abbrev_types.txt":
-        "92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779",
-    "tokenizers/punkt_tab/english/collocations.tab":
-        "8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf",
-    "tokenizers/punkt_tab/english/ortho_context.tab":
-        "4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c",
-    "tokenizers/punkt_tab/english/sent_starters.txt":
-        "f3f8535483e1dba487241b764945168123bca3209a9645e59acd1225dc76edac",
+    "tokenizers/punkt_tab/english/abbrev_types.txt": "92a3e070f43d9b4c5534758ca40ad7343b04e7e29bfe0c2eb658a39445a4f779",
+    "tokenizers/punkt_tab/english/collocations.tab": "8e2da1225e4dd2cc9dba261ee231ccb134859e21b46006e7f472c5ee269af0cf",
+    "tokenizers/punkt_tab/english/ortho_context.tab": "4bbcca25ed3d3f06c02402abf8419b9f033b8adc06e7b482eca4e45f81a5dc4c",
+    "tokenizers/punkt_tab/english/sent_starters.txt": "f3f8535483e1dba487241b764945168123bca3209a9645e59acd1225dc76edac",
 }
 # The NLTK release whose Punkt code splits exactly as OLMES's nltk 3.8.1 with the old pickle
 # (checked on the 541 GPT-4 responses, their loose variants and the prompts). 3.9.4 and 3.10.x
@@ -76,6 +72,8 @@ def install_punkt() -> Path:
         if version("nltk") != FAITHFUL_NLTK:
             log.warning(
                 "IFEval: nltk %s installed; sentence and word counts match OLMES's with nltk "
-                "%s (pinned by evalpack)", version("nltk"), FAITHFUL_NLTK,
+                "%s (pinned by evalpack)",
+                version("nltk"),
+                FAITHFUL_NLTK,
             )
     return root
