@@ -13,10 +13,11 @@ import os
 import requests
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from ..models.http import BadResponse
 from ..models.judge import JudgeSettings, first_choice, unconfigured
 from ..models.loglikelihood import NoLoglikelihood, echoed_choices
 from ..models.requests import GenerationOnly
-from ..models.served import CONTINUE_FIELDS, BadResponse
+from ..models.served import CONTINUE_FIELDS
 
 TIMEOUT = 10.0
 JUDGE_MODEL = "gpt-4-1106-preview"  # the annotator's own, when judge_model is not set

@@ -1,18 +1,17 @@
 """`evalpack report`: one leaderboard from lm-eval result files.
 
-Reads every `results_*.json` under the given directories (an lm-eval `--output_path`, a
-leaderboard directory, or `NAME=DIR` to name the row yourself). A row is a checkpoint: the
-`checkpoint.json` that `evalpack leaderboard run` leaves in the checkpoint's directory names it
-(prefixed `NAME/` when the leaderboard is given as `NAME=DIR`), else the directory given; the
-same name from two sources is refused, never merged. When one checkpoint has several results
-for a task, the newest wins.
+Reads every `results_*.json` under the given directories (an lm-eval `--output_path`, a leaderboard
+directory, or `NAME=DIR` to name the row yourself). A row is a checkpoint: the `checkpoint.json`
+that `evalpack leaderboard run` leaves in the checkpoint's directory names it (prefixed `NAME/`
+when the leaderboard is given as `NAME=DIR`), else the directory given; the same name from two
+sources is refused, never merged. Of one checkpoint's several results for a task, the newest wins.
 
 What to show for a task comes from its YAML metadata (`catalog.facts`): the primary metric and
 filter, the label, the breakdowns, and the published reference figures. Writes `report.json`
-(numbers exactly as in the result files, 0..1), `report.md`, a self-contained `report.html` and
-PNG plots (`render`, `plots`). Tables show percentages; deltas are points against the
-reference row, marked not comparable for a run that did not score every doc (`--limit`);
-`--baseline NAME` adds paired comparisons with that checkpoint (`compare`).
+(numbers exactly as in the result files, 0..1), `report.md`, a self-contained `report.html` and PNG
+plots (`render`, `plots`). Tables show percentages; deltas are points against the reference row,
+marked not comparable for a run that did not score every doc (`--limit`); `--baseline NAME` adds
+paired comparisons with that checkpoint (`compare`).
 """
 
 from __future__ import annotations

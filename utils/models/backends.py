@@ -21,6 +21,7 @@ from lm_eval.models.openai_completions import LocalChatCompletion, LocalCompleti
 
 from .arguments import check_model_args
 from .chat_render import LocalTemplate
+from .http import field
 from .loglikelihood import CompletionsLoglikelihood, NoLoglikelihood
 from .requests import GenerationOnly, continues_assistant, stop_strings
 from .served import (
@@ -28,7 +29,6 @@ from .served import (
     OPENAI_MAX_STOPS,
     Job,
     ServedGeneration,
-    field,
     sampling_options,
     stop_field,
 )

@@ -26,7 +26,7 @@ from pathlib import Path
 import requests
 
 from .failures import retryable
-from .served import BadResponse, post_json
+from .http import BadResponse, post_json
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,8 @@ import requests
 from tqdm import tqdm
 
 from .failures import retryable
-from .served import BadResponse, ServedRequestError
+from .http import BadResponse
+from .served import ServedRequestError
 
 log = logging.getLogger(__name__)
 

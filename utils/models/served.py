@@ -33,7 +33,6 @@ What lm-eval's own API backends get wrong, and these do not:
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import threading
 import time
@@ -47,6 +46,7 @@ from ..core.text import cut_at_stops
 from .arguments import backend_label
 from .dispatch import Dispatch, Failed
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
+from .http import BadResponse, post_json, reported_context
 from .outage import Outage, is_connection_failure
 from .requests import default_base_seed, repeat_numbers, request_seed, stop_strings
 from .slots import Slots, current_priority
@@ -61,10 +61,6 @@ CONTINUE_FIELDS = {
     "vllm": {"continue_final_message": True, "add_generation_prompt": False},
     "sglang": {"continue_final_message": True},
 }
-
-
-class BadResponse(ValueError):
-    """The server answered, but not with a usable completion."""
 
 
 class ServedRequestError(RuntimeError):
@@ -379,57 +375,7 @@ class ServedGeneration:
         return post_json(self.url, payload, self.request_headers(), self.timeout)
 
 
-def post_json(url: str, payload: dict, headers: dict, timeout: float):
-    """POST `payload` and return the JSON answer; an HTTP error status is `HTTPError` (with the
-    response, so callers can tell retryable ones), an answer that is not JSON `BadResponse`."""
-    response = requests.post(url, json=payload, headers=headers, timeout=timeout)
-    if not response.ok:
-        raise requests.HTTPError(
-            f"HTTP {response.status_code}: {response.text[:300]}", response=response
-        )
-    try:
-        return response.json()
-    except ValueError as exc:
-        raise BadResponse(f"malformed JSON: {response.text[:200]!r}") from exc
-
-
 def stop_field(stops: list[str], limit: int | None = None) -> dict:
     """The `stop` field to send: none at all without stop strings (some servers fail on an
     empty list), at most `limit` of them where the server caps them (the rest are cut here)."""
     return {"stop": stops[:limit]} if stops else {}
-
-
-def reported_context(url: str, model: str | None, headers: dict) -> int | None:
-    """`max_model_len` of `model` as `<root>/v1/models` lists it, or None."""
-    if "/v1/" not in url:
-        return None
-    try:
-        response = requests.get(url.split("/v1/")[0] + "/v1/models", headers=headers, timeout=5)
-        entries = response.json().get("data", []) if response.ok else []
-    except (requests.RequestException, ValueError, AttributeError):
-        return None
-    for entry in entries:
-        if (
-            isinstance(entry, dict)
-            and entry.get("max_model_len")
-            and (len(entries) == 1 or entry.get("id") == model)
-        ):
-            return int(entry["max_model_len"])
-    return None
-
-
-def field(body, *path):
-    """`body[path[0]][path[1]]...`, or BadResponse naming what is missing."""
-    value = body
-    for key in path:
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            raise BadResponse(f"response has no {_path_name(path)}: {json.dumps(body)[:200]}")
-    if not isinstance(value, str):
-        raise BadResponse(f"{_path_name(path)} is {value!r}, not text")
-    return value
-
-
-def _path_name(path) -> str:
-    return "".join(f"[{key!r}]" for key in path)

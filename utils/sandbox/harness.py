@@ -1,25 +1,24 @@
 """The trusted side: jobs, the proxy that stands in for the candidate, time budgets, verdicts.
 
-A trusted worker (forked from the caller by `bounded_map`) runs `trusted_prelude`, then `test`
-with `entry_point` bound to a `_Proxy`. Each call of the proxy sends its arguments, as plain
-data (`protocol`), to the candidate's process and gets back plain data. Every comparison
-happens here, so nothing the candidate does can make an assertion pass; its exit, crash, hang
-or a non-plain result fails the job even when the test catches exceptions. A test that never
-calls the candidate is an error, not a pass.
+A trusted worker (forked from the caller by `bounded_map`) runs `trusted_prelude`, then `test` with
+`entry_point` bound to a `_Proxy`. Each call of the proxy sends its arguments, as plain data
+(`protocol`), to the candidate's process and gets back plain data. Every comparison happens here,
+so nothing the candidate does can make an assertion pass; its exit, crash, hang or a non-plain
+result fails the job even when the test catches exceptions. A test that never calls the candidate
+is an error, not a pass.
 
-Planned calls (`Job.calls`, see `plans`): the candidate answers the calls a test is expected
-to make without waiting for each; every call the test makes is checked against the plan, and
-a test that strays from it gets its job run again from scratch, call by call. Pure functions
-(`Job.pure`, see `memo`): the test's reference function is computed once per worker and
-arguments, each use charged the time it took (`budget`).
+Planned calls (`Job.calls`, see `plans`): the candidate answers the calls a test is expected to
+make without waiting for each; every call the test makes is checked against the plan, and a test
+that strays from it gets its job run again from scratch, call by call. Pure functions (`Job.pure`,
+see `memo`): the test's reference function is computed once per worker and arguments, each use
+charged the time it took (`budget`).
 
-Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and
-of this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a
-backstop for a job that waits. Without cgroups, `timeout` seconds of wall time. Both are
-checked every TICK seconds, by a timer on the worker's main thread that interrupts whatever it
-is doing, waiting for the candidate or running the test (off the main thread, waits wake every
-TICK instead), and while the candidate's messages are decoded. `Verdict.limit` says which limit
-decided a verdict.
+Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and of
+this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a backstop
+for a job that waits. Without cgroups, `timeout` seconds of wall time. Both are checked every TICK
+seconds, by a timer on the worker's main thread that interrupts whatever it is doing, waiting for
+the candidate or running the test (off the main thread, waits wake every TICK instead), and while
+the candidate's messages are decoded. `Verdict.limit` says which limit decided a verdict.
 """
 
 from __future__ import annotations
