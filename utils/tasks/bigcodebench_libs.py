@@ -48,6 +48,7 @@ def install() -> int:
         "pip",
         "install",
         "--quiet",
+        "--no-warn-conflicts",  # the folder is a world of its own: the venv's pins do not apply
         "--target",
         str(folder()),
         "-r",
