@@ -102,7 +102,7 @@ def test_a_server_refusing_connections_is_given_up_with_one_line(monkeypatch, ca
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/answer"
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(FIXTURE_DATA))
-    from conftest import task_manager
+    from tests.conftest import task_manager
     from lm_eval import simple_evaluate
 
     from evalpack.models.registry import register
@@ -214,7 +214,7 @@ def test_log_likelihoods_on_a_chat_backend_is_a_short_line():
 
 def test_a_judge_without_logprobs_is_asked_once_per_doc():
     """Its answer will not change on a retry: each judgement fails at the first attempt."""
-    from evalpack.scoring.alpaca_judge import JudgeClient, JudgeSettings
+    from evalpack.models.judge import JudgeClient, JudgeSettings
 
     judge = JudgeStub({}).start()
     judge.logprobs = False

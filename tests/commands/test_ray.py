@@ -135,17 +135,24 @@ def scenario(root: Path) -> dict:
 
 
 def stop_second_node(cluster, second, board: Path, run: subprocess.Popen) -> dict:
-    """Remove the second node once one of its pairs is done and it still has unfinished ones."""
+    """Remove the second node once one of its pairs is done and it still has unfinished ones;
+    what was unfinished there is read again once it is gone (a pair may finish in between)."""
     while run.poll() is None:
-        done = markers(board)
-        on_second = {pair for pair, marker in done.items() if marker["node"] == second.node_id}
-        running_there = {pair.split("/")[0] for pair in on_second}
-        unfinished = [f"{c}/{t}" for c in running_there for t in TASKS if f"{c}/{t}" not in done]
-        if on_second and unfinished:
+        if unfinished_on(second, board):
             cluster.remove_node(second, allow_graceful=False)
-            return {"done": sorted(done), "unfinished_there": unfinished}
+            return {
+                "done": sorted(markers(board)),
+                "unfinished_there": unfinished_on(second, board),
+            }
         time.sleep(0.1)
     return {}
+
+
+def unfinished_on(node, board: Path) -> list[str]:
+    """The unfinished pairs of the checkpoints `node` has finished a pair of."""
+    done = markers(board)
+    running_there = {p.split("/")[0] for p, m in done.items() if m["node"] == node.node_id}
+    return [f"{c}/{t}" for c in running_there for t in TASKS if f"{c}/{t}" not in done]
 
 
 def metric_values(board: Path) -> dict:
