@@ -38,7 +38,7 @@ needs_server = pytest.mark.skipif(
 )
 
 if not missing:
-    from test_real_server import evaluate, server  # noqa: F401  (the module's server fixture)
+    from tests.models.test_real_server import evaluate, server  # noqa: F401  (its server fixture)
 
 MAX_TOKENS = 12  # both paths are capped here, so the tiny CPU model answers quickly
 
@@ -395,10 +395,9 @@ def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_m
 def test_tasks_without_a_chat_reward_are_left_out_with_one_line(
     name, reason, env_mirror, monkeypatch
 ):
-    from conftest import REPO
-
     from evalpack.environments.rows import NotAChatTask
     from evalpack.environments.taskset import load_environment
+    from tests.conftest import REPO
 
     if name.startswith("alpaca"):  # its rows are fixtures (the mirror has none)
         monkeypatch.setenv("EVALPACK_DATA_DIR", str(REPO / "tests" / "fixtures" / "data"))
