@@ -6,7 +6,8 @@ For the same docs, the environment's rollouts and lm-eval's path (`evalpack-chat
 same messages, byte for byte, and the same sampling settings; the environment's rewards must
 equal the per-sample metrics lm-eval logs for the same completions replayed through the
 `replay` model; pass@k over rollouts must equal the pack's estimator. Skipped when verifiers
-(the extra `evalpack[verifiers]`) or the server packages are missing.
+(the extra `evalpack[verifiers]`) or the server packages are missing. The same checks on real
+model outputs, offline: test_verifiers_env_rewards.py.
 """
 
 import asyncio
@@ -19,7 +20,7 @@ from typing import ClassVar
 import pytest
 import requests
 
-from tests.conftest import OUTPUTS, read_jsonl, replay_eval, requires_shared
+from tests.conftest import replay_eval, requires_shared
 
 pytest.importorskip(
     "verifiers.v1",
@@ -38,7 +39,7 @@ needs_server = pytest.mark.skipif(
 )
 
 if not missing:
-    from test_real_server import evaluate, server  # noqa: F401  (the module's server fixture)
+    from tests.models.test_real_server import evaluate, server  # noqa: F401  (its server fixture)
 
 MAX_TOKENS = 12  # both paths are capped here, so the tiny CPU model answers quickly
 
@@ -109,11 +110,6 @@ def proxy(server):
         httpd.shutdown()
         httpd.server_close()
         thread.join()
-
-
-@pytest.fixture(scope="module")
-def env_mirror(module_mirror):
-    return module_mirror
 
 
 def run_rollouts(env, proxy, n=None):
@@ -246,93 +242,6 @@ def _row(data):
     return data.row() if hasattr(data, "row") else data
 
 
-# (task or group, subtask, reference outputs, docs, samples per doc): real model outputs
-REFERENCE = {
-    "gsm8k_tulu": ("gsm8k_tulu", "gsm8k", 4, 1),
-    "minerva_math_tulu": ("minerva_math_tulu_prealgebra", "math", 4, 1),
-    "bbh_cot_v1_tulu": ("bbh_cot_v1_tulu_date_understanding", "bbh", 4, 1),
-    "ifeval_tulu": ("ifeval_tulu", "ifeval", 4, 1),
-    "codex_humaneval_tulu": ("codex_humaneval_tulu", "humaneval", 3, 8),
-    "math500": ("math500", "math500", 4, 1),  # a reasoning task: its reward is pass@1
-}
-# HumanEval problems whose 8 real samples pass and fail (pass@k then depends on k)
-MIXED = {f"openai__openai_humaneval/default/test#{i}" for i in (54, 65, 70)}
-
-
-def reference_samples(name, env_mirror):
-    """Rows of docs that have `samples` real outputs each, and those outputs per doc."""
-    from evalpack.environments.rows import build_rows
-
-    subtask, outputs, docs, samples = REFERENCE[name]
-    by_key = {}
-    for row in read_jsonl(OUTPUTS / f"{outputs}.jsonl"):
-        by_key.setdefault(row["key"], []).append(row["completion"])
-    metadata = {"repeats": samples}
-    rows = [
-        row
-        for row in build_rows(name, metadata, subtasks=[subtask])
-        if len(by_key.get(row.doc_key, ())) >= samples and (samples == 1 or row.doc_key in MIXED)
-    ][:docs]
-    assert len(rows) == docs
-    return rows, {row.doc_key: by_key[row.doc_key][:samples] for row in rows}, metadata
-
-
-@pytest.mark.parametrize("name", list(REFERENCE))
-def test_rewards_equal_the_per_sample_metrics_lm_eval_logs(name, env_mirror, tmp_path):
-    """Real outputs scored as rewards, and the same outputs replayed through lm-eval: each
-    reward is the sample's primary metric in lm-eval's log; pass@k over the rollouts is the
-    pack's estimator over lm-eval's verdicts."""
-    from evalpack.environments import scoring
-    from evalpack.scoring.sampling_metrics import pass_at_k
-
-    rows, outputs, metadata = reference_samples(name, env_mirror)
-    pairs = [(row, text) for row in rows for text in outputs[row.doc_key]]
-    scores = [scoring.score_samples([row], [text], metadata)[0] for row, text in pairs]
-    rewards = [scoring.reward(row, s, metadata) for (row, _), s in zip(pairs, scores)]
-    assert 0 < sum(rewards) < len(rewards)  # real outputs: some right, some wrong
-
-    completions = tmp_path / "completions.jsonl"
-    completions.write_text(
-        "".join(json.dumps({"key": row.doc_key, "completion": text}) + "\n" for row, text in pairs)
-    )
-    task = rows[0].task
-    logged = replay_eval(
-        [task],
-        {"completions": str(completions)},
-        log_samples=True,
-        samples={task: [row.doc_id for row in rows]},
-        confirm_run_unsafe_code=True,
-        metadata=metadata,
-    )["samples"][task]
-    chosen = scoring.primary(rows[0], metadata)
-    logged = {s["doc_id"]: s for s in logged if s["filter"] == chosen.filter}
-    samples = REFERENCE[name][3]
-    if samples == 1:
-        for (row, _), reward in zip(pairs, rewards):
-            assert reward == float(logged[row.doc_id][chosen.metric])
-        return
-    rollouts = [
-        scoring.Rollout(row.task, row.doc_key, reward, {})
-        for (row, _), reward in zip(pairs, rewards)
-    ]
-    summary = scoring.summarize(rollouts, [scoring.declared_k(rows[0], metadata)])[task]
-    verdicts = {
-        row.doc_id: [v["olmes"]["passed"] for v in logged[row.doc_id]["filtered_resps"][0]]
-        for row in rows
-    }
-    for row, (first, last) in zip(
-        rows, zip(range(0, len(pairs), samples), range(samples, len(pairs) + 1, samples))
-    ):
-        assert [r > 0 for r in rewards[first:last]] == verdicts[row.doc_id]
-    for k in (1, 2, 4, 8):
-        expected = sum(pass_at_k(samples, sum(v), k) for v in verdicts.values()) / len(rows)
-        assert summary[f"pass@{k}"] == pytest.approx(expected, abs=1e-12)
-    assert summary["pass@1"] == pytest.approx(
-        sum(float(s["pass_at_1"]) for s in logged.values()) / len(rows), abs=1e-12
-    )
-    assert "pass@10" not in summary  # 8 rollouts per doc: pass@10 is undefined, not 1.0
-
-
 @needs_server
 def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_mirror, tmp_path):
     """verifiers' own command on a group: each subtask's messages reach the server as the rows
@@ -382,29 +291,6 @@ def test_vf_eval_runs_the_environment_and_the_summary_reads_its_run(proxy, env_m
     for result in summary.values():
         assert result["docs"] == 1 and result["rollouts_per_doc"] == 2
         assert {"reward", "pass@1", "pass@2", "exact_match,cot"} <= set(result)
-
-
-@pytest.mark.parametrize(
-    "name, reason",
-    [
-        ("truthfulqa_tulu", "token log-probabilities"),
-        ("math500_minerva_base", "base-model task"),
-        ("alpaca_eval_v2_tulu", "not a mean of per-sample scores"),
-    ],
-)
-def test_tasks_without_a_chat_reward_are_left_out_with_one_line(
-    name, reason, env_mirror, monkeypatch
-):
-    from conftest import REPO
-
-    from evalpack.environments.rows import NotAChatTask
-    from evalpack.environments.taskset import load_environment
-
-    if name.startswith("alpaca"):  # its rows are fixtures (the mirror has none)
-        monkeypatch.setenv("EVALPACK_DATA_DIR", str(REPO / "tests" / "fixtures" / "data"))
-
-    with pytest.raises(NotAChatTask, match=reason):
-        list(load_environment(name, limit=1).taskset)
 
 
 def test_the_request_carries_the_task_settings_and_continues_its_prefix(env_mirror):

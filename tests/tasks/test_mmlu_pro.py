@@ -1,15 +1,14 @@
 """mmlu_pro_cot_tulu (OLMES `mmlu_pro:0shot_cot::tulu3`) and mmlu_pro_cot_llama3 (OLMES
 `mmlu_pro:cot::llama3.1`) through lm-eval: OLMES-identical requests on every MMLU-Pro record of
 requests_dev_unseen.jsonl, every one of the 2 x 12,032 docs rendered, OLMES's verdicts on its
-own rows and on adversarial completions for every rule of the answer cascade, group means, and
-an `evalpack run` with `replay` whose report breaks the group down by category."""
+own rows and on adversarial completions for every rule of the answer cascade (those in
+test_mmlu_pro_answers.py), group means, and an `evalpack run` with `replay` whose report breaks
+the group down by category."""
 
 import hashlib
 import importlib.util
 import json
 import os
-import random
-import re
 import subprocess
 import sys
 
@@ -17,8 +16,6 @@ import pytest
 
 from evalpack.core.data import DataError
 from evalpack.models.requests import render_messages
-from evalpack.scoring import mmlu_pro_answers as answers
-from evalpack.scoring.mmlu_pro_answers import LLAMA31_FORMAT, TULU3_FORMAT
 from evalpack.tasks import mmlu_pro
 from tests.conftest import (
     DATA_DIR,
@@ -209,130 +206,6 @@ def llama31_turn(row: dict) -> str:
 def test_an_unknown_category_is_one_clear_error(mirror):
     with pytest.raises(DataError, match="no row has category 'astrology'"):
         mmlu_pro.load("TIGER-Lab/MMLU-Pro", category="astrology")
-
-
-# --- OLMES's verdicts ---------------------------------------------------------------------------
-
-FORMATS = {"0shot_cot::tulu3": TULU3_FORMAT, "cot::llama3.1": LLAMA31_FORMAT}
-VERDICT_FIELDS = ("exact_match", "exact_match_simple", "answer_format_correct", "model_answer")
-
-
-@requires_shared
-def test_olmes_verdicts_on_every_mmlu_pro_row():
-    rows = [
-        r
-        for r in read_jsonl(OLMES_REF / "scores_dev_unseen.jsonl")
-        if r["task"].startswith("mmlu_pro_")
-    ]
-    assert len(rows) == 10
-    for row in rows:
-        assert hashlib.sha256(row["completion"].encode()).hexdigest() == row["sha256"]
-        got = answers.score(row["completion"], row["label"], FORMATS[row["task"].split(":", 1)[1]])
-        assert got == {k: row[k] for k in VERDICT_FIELDS}, row["id"]
-    assert {r["answer_format_correct"] for r in rows} == {0.0, 0.5, 1.0}
-
-
-@pytest.mark.parametrize(
-    "text, label, answer, fmt, em, simple",
-    [
-        # 1. the exact phrase, case-sensitive, LAST occurrence
-        ("Therefore, the answer is (H).", "H", "H", 1.0, 1.0, 1.0),
-        (
-            "Therefore, the answer is (A). Re-checking: Therefore, the answer is (H)",
-            "H",
-            "H",
-            1.0,
-            1,
-            1,
-        ),
-        ("Therefore, the answer is (J)", "J", "J", 1.0, 1.0, 1.0),  # ten options: A-J
-        # 2. no exact phrase: 0.5 and the FIRST case-insensitive "answer is"
-        ("therefore, the answer is (H).", "H", "H", 0.5, 1.0, 1.0),  # lower-case "therefore"
-        ("Therefore, the answer is H.", "H", "H", 0.5, 1.0, 1.0),  # no parentheses
-        ("The answer is: (H)", "H", "H", 0.5, 1.0, 1.0),
-        ("First the answer is (A); no, the answer is (H).", "H", "A", 0.5, 0.0, 0.0),
-        ("The answer is definitely (B).", "D", "d", 0.5, 1.0, 0.0),  # "definitely" reads as d
-        ("Therefore, the answer is (H )", "H", "H", 0.5, 1.0, 1.0),
-        # 3. then `.*[aA]nswer:\s*X`: the last "answer:" on the first line with one
-        ("Answer: B", "B", "B", 0.5, 1.0, 1.0),
-        ("Answer: A, or Answer: B\nAnswer: C", "C", "B", 0.5, 0.0, 0.0),
-        ("Final answer:\n\n  C", "C", "C", 0.5, 1.0, 1.0),  # \s crosses newlines
-        ("Answer: Answer: B", "B", "B", 0.5, 1.0, 1.0),  # overlapping starts
-        ("Answer: c", "C", "", 0.0, 0.0, 0.0),  # [A-J] is upper case here
-        # 4. then 0 and the last standalone capital A-J anywhere (or "")
-        ("Options A and H both fit.\nI think H.", "H", "H", 0.0, 1.0, 1.0),
-        ("It is H, I guess", "H", "I", 0.0, 0.0, 0.0),  # the pronoun is option I
-        ("Therefore, the answer is **(H)**.", "H", "H", 0.0, 1.0, 1.0),
-        ("Therefore, the answer is (K).", "K", "", 0.0, 0.0, 0.0),  # K is out of range
-        ("", "A", "", 0.0, 0.0, 0.0),
-    ],
-)
-def test_tulu3_cascade(text, label, answer, fmt, em, simple):
-    assert answers.score(text, label, TULU3_FORMAT) == {
-        "exact_match": em,
-        "exact_match_simple": simple,
-        "answer_format_correct": fmt,
-        "model_answer": answer,
-    }
-
-
-@pytest.mark.parametrize(
-    "text, answer, fmt",
-    [
-        ("The answer is H.", "H", 1.0),
-        ("The answer is (H).", "H", 1.0),
-        ("The answer is: H", "H", 1.0),
-        ("The answer is A. No wait. The answer is H.", "H", 1.0),  # last
-        ("The answer is Hydrogen; The answer is (B)", "B", 1.0),  # \b skips the first
-        ("The answer is Hydrogen", "H", 0.5),
-        ("the answer is H", "H", 0.5),  # lower-case "the"
-        ("So the answer is definitely B", "d", 0.5),
-        ("Therefore, the answer is (H).", "H", 0.5),  # the tulu3 phrase is not it
-        ("Answer: H", "H", 0.5),
-        ("The answer is (K).", "", 0.0),
-    ],
-)
-def test_llama31_cascade(text, answer, fmt):
-    assert answers.extract_answer(text, LLAMA31_FORMAT) == {
-        "answer": answer,
-        "answer_format_correct": fmt,
-    }
-
-
-def test_linear_rules_equal_olmes_literal_regexes():
-    """Rules 3 and 4 are computed without OLMES's backtracking regexes: same answers on
-    random texts made of the pieces that matter."""
-    pieces = [
-        "Answer:",
-        "answer:",
-        "nswer:",
-        "Answer: ",
-        " ",
-        "\n",
-        "\t",
-        "(",
-        ")",
-        "A",
-        "B",
-        "J",
-        "K",
-        "c",
-        "I",
-        "x",
-        "AB",
-        ".",
-        "Answer:\n",
-        "\r",
-        "_",
-        "é",
-    ]
-    rnd = random.Random(29)
-    for _ in range(4000):
-        text = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 14)))
-        match = re.search(r".*[aA]nswer:\s*([A-J])", text)
-        assert answers.answer_colon(text) == (match.group(1) if match else None), repr(text)
-        letters = re.findall(".*\\b([A-J])\\b", text)
-        assert answers.last_standalone_letter(text) == (letters[-1] if letters else ""), text
 
 
 # --- runs end to end ----------------------------------------------------------------------------
