@@ -102,10 +102,10 @@ def test_a_server_refusing_connections_is_given_up_with_one_line(monkeypatch, ca
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/answer"
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(FIXTURE_DATA))
-    from tests.conftest import task_manager
     from lm_eval import simple_evaluate
 
     from evalpack.models.registry import register
+    from tests.conftest import task_manager
 
     register()
     with caplog.at_level(logging.WARNING), pytest.raises(ServedRequestError) as error:
