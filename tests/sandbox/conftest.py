@@ -14,13 +14,34 @@ DISHONEST = "def add(a, b):\n    return 0\n"
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 
 
-def job(program, timeout=2.0):
-    """`program` judged by the `add` test."""
-    return Job(program=program, test=TEST + "check(add)\n", entry_point="add", timeout=timeout)
+def job(program, timeout=2.0, **fields):
+    """`program` judged by the `add` test (`fields`: the Job's other settings)."""
+    return Job(
+        program=program, test=TEST + "check(add)\n", entry_point="add", timeout=timeout, **fields
+    )
 
 
 def program(text):
     return textwrap.dedent(text).lstrip("\n")
+
+
+def forged_reply(tokens_expression):
+    """A candidate that answers its first call with a hand-made message (tokens built by
+    `tokens_expression`, as a Python expression) and then waits."""
+    return program(f"""
+        import json, os, socket, stat, time
+        def add(a, b):
+            tokens = ["d", 1, "s", "result"] + {tokens_expression}
+            text = json.dumps(tokens, separators=",:").encode()
+            body = len(text).to_bytes(4, "big") + text  # a body with no binary section
+            for fd in range(3, 64):
+                try:
+                    if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                        socket.socket(fileno=fd).sendall(len(body).to_bytes(4, "big") + body)
+                except OSError:
+                    pass
+            time.sleep(60)
+        """)
 
 
 def probe(escape):

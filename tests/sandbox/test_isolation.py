@@ -19,7 +19,7 @@ from evalpack import execution
 from evalpack.execution import run_jobs
 from evalpack.sandbox import harness, pool
 from evalpack.sandbox.limits import WALL_EXTRA, WALL_FACTOR
-from tests.sandbox.conftest import HONEST, job, needs_root, probe, program
+from tests.sandbox.conftest import HONEST, forged_reply, job, needs_root, probe, program
 
 SYSCALLS = {  # add_key, keyctl, socket, io_uring_setup, userfaultfd, perf_event_open, ptrace
     "x86_64": (248, 250, 41, 425, 323, 298, 101),
@@ -154,23 +154,6 @@ def test_slot_failures_replace_the_zygote_and_leak_no_descriptors():
 
 
 # ---- 4. decoding cost on the trusted side
-def forged_reply(tokens_expression):
-    """A candidate that answers its first call with a hand-made message (tokens built by
-    `tokens_expression`, as a Python expression) and then waits."""
-    return program(f"""
-        import json, os, socket, stat, time
-        def add(a, b):
-            tokens = ["d", 1, "s", "result"] + {tokens_expression}
-            text = json.dumps(tokens, separators=",:").encode()
-            body = len(text).to_bytes(4, "big") + text  # a body with no binary section
-            for fd in range(3, 64):
-                try:
-                    if stat.S_ISSOCK(os.fstat(fd).st_mode):
-                        socket.socket(fileno=fd).sendall(len(body).to_bytes(4, "big") + body)
-                except OSError:
-                    pass
-            time.sleep(60)
-        """)
 
 
 ONE_HASH = "(2**61 - 1)"  # every multiple of it hashes to 0

@@ -12,7 +12,6 @@ import signal
 import struct
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,23 +19,7 @@ import pytest
 from evalpack import execution
 from evalpack.execution import Job, from_wire, run_jobs, to_wire
 from evalpack.sandbox import harness, pool
-
-TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
-HONEST = "def add(a, b):\n    return a + b\n"
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
-
-
-def job(program, timeout=2.0, **fields):
-    return Job(program, TEST + "check(add)\n", "add", timeout, **fields)
-
-
-def program(text):
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def probe(escape):
-    """Does `escape` at import, then adds honestly: passes exactly when the escape works."""
-    return program(escape) + HONEST
+from tests.sandbox.conftest import HONEST, TEST, forged_reply, job, needs_root, probe, program
 
 
 def check_attacks(verdicts, outcomes):
@@ -153,22 +136,6 @@ def test_each_candidate_has_its_own_pid_namespace_and_proc():
 
 
 # ---- 3. decoding: bounded before parsing
-def forged_reply(tokens_expression):
-    """A candidate that answers its first call with a hand-made message and then waits."""
-    return program(f"""
-        import json, os, socket, stat, time
-        def add(a, b):
-            tokens = ["d", 1, "s", "result"] + {tokens_expression}
-            text = json.dumps(tokens, separators=",:").encode()
-            body = len(text).to_bytes(4, "big") + text  # a body with no binary section
-            for fd in range(3, 64):
-                try:
-                    if stat.S_ISSOCK(os.fstat(fd).st_mode):
-                        socket.socket(fileno=fd).sendall(len(body).to_bytes(4, "big") + body)
-                except OSError:
-                    pass
-            time.sleep(60)
-        """)
 
 
 @needs_root
