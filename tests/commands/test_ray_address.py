@@ -54,28 +54,19 @@ def models_file(root: Path, model_args: dict) -> Path:
     return models
 
 
+def popqa_board(tmp_path: Path, models: Path, *extra: str) -> list[str]:
+    """`evalpack leaderboard run` of PopQA for `models` into `tmp_path/board`, then `extra`."""
+    return [
+        *(sys.executable, "-m", "evalpack", "leaderboard", "run", "--models", str(models)),
+        *("--suite", "tulu_3_dev", "--tasks", "popqa_tulu", "--output", str(tmp_path / "board")),
+        *extra,
+    ]
+
+
 @requires_ray
 def test_an_unreachable_ray_address_is_one_line(tmp_path):
     models = models_file(tmp_path, {"from_doc": "solution"})
-    command = [
-        sys.executable,
-        "-m",
-        "evalpack",
-        "leaderboard",
-        "run",
-        "--models",
-        str(models),
-        "--suite",
-        "tulu_3_dev",
-        "--tasks",
-        "popqa_tulu",
-        "--output",
-        str(tmp_path / "board"),
-        "--executor",
-        "ray",
-        "--address",
-        "127.0.0.1:1",
-    ]
+    command = popqa_board(tmp_path, models, "--executor", "ray", "--address", "127.0.0.1:1")
     start = time.monotonic()
     done = subprocess.run(
         [
@@ -110,21 +101,7 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     os.mkfifo(fifo)
     models = models_file(tmp_path, {"completions": str(fifo)})
     run = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "evalpack",
-            "leaderboard",
-            "run",
-            "--models",
-            str(models),
-            "--suite",
-            "tulu_3_dev",
-            "--tasks",
-            "popqa_tulu",
-            "--output",
-            str(tmp_path / "board"),
-        ],
+        popqa_board(tmp_path, models),
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
