@@ -85,7 +85,7 @@ def run_board(command: list[str], board: Path) -> dict:
 def metrics(board: Path) -> dict:
     values = {}
     for results_file in rundirs.results_files(board):
-        pair = results_file.parent.parent.relative_to(board).as_posix()
+        pair = rundirs.run_folder(results_file).relative_to(board).as_posix()
         results = json.loads(results_file.read_text())["results"]
         values[pair] = {t: {k: v for k, v in r.items() if "," in k} for t, r in results.items()}
     return values

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from evalpack.commands import rundirs
 from tests.conftest import DATA_DIR, OUTPUTS, REPO, read_jsonl
 
 # the leaderboard built once per session: 3 checkpoints x these tasks, LIMIT docs each
@@ -135,7 +136,7 @@ def build_board(root: Path) -> dict:
         "solutions": requests_by_task(root / "solutions.log"),
         "qwen": requests_by_task(root / "qwen.log"),
         "done": {
-            p.parent.parent.relative_to(root / "board").as_posix()
+            rundirs.run_folder(p).relative_to(root / "board").as_posix()
             for p in (root / "board").rglob("results_*.json")
         },
     }

@@ -75,6 +75,7 @@ def test_the_guide_runs_from_models_yaml_to_a_baseline_report(tmp_path):
         in done.stdout
     )
     for ckpt in ("sft", "dpo"):
-        assert (work / "board" / ckpt / "reasoning_math" / "done").is_file()
+        pair = work / "board" / ckpt / "reasoning_math"  # where the guide says the files are
+        assert (pair / "done").is_file() and len(list(pair.glob("results_*.json"))) == 1
     report = (work / "board" / "report" / "report.md").read_text()
     assert "vs sft" in report and "(n=" in report and ", p=" in report

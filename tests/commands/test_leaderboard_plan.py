@@ -61,6 +61,8 @@ def dead_url() -> str:
 @requires_shared
 def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(small_mirror(tmp_path / "mirror")))
+    for name in ("OPENAI_API_KEY", "EVALPACK_JUDGE_BASE_URL"):  # no judge configured
+        monkeypatch.delenv(name, raising=False)
     checkpoints = [
         {"name": "ref", "model": "replay", "model_args": {"from_doc": "solution"}},
         {
@@ -70,7 +72,8 @@ def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
         },
         {"name": "gone", "model": "evalpack-chat", "model_args": {"base_url": dead_url()}},
     ]
-    board = plan.make_plan(checkpoints, ENTRIES, tmp_path / "board", [])
+    judged = {"task": "alpaca_eval_v2_tulu", "chat": True}
+    board = plan.make_plan(checkpoints, [*ENTRIES, judged], tmp_path / "board", [])
     pairs = board["pairs"]
     assert pairs["ref"] == {
         "gsm8k_tulu": "run",
@@ -78,7 +81,10 @@ def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
         "codex_humaneval_tulu": "run",
         "minerva_math_tulu": "run",
         "drop_llama3": pairs["ref"]["drop_llama3"],
+        "alpaca_eval_v2_tulu": pairs["ref"]["alpaca_eval_v2_tulu"],
     }
+    for ckpt in ("ref", "chat"):
+        assert pairs[ckpt]["alpaca_eval_v2_tulu"].startswith("no judge configured")
     drop = tmp_path / "mirror" / "EleutherAI__drop" / "default" / "validation.jsonl"
     assert pairs["ref"]["drop_llama3"] == f"data missing: {drop} is not in EVALPACK_DATA_DIR"
     chat = pairs["chat"]
@@ -96,7 +102,7 @@ def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
     )
     text = plan.render(board)
     assert text.splitlines()[0] == (
-        "plan: 5 tasks x 3 checkpoints: 5 pairs will run, 0 finished earlier, 10 cannot run"
+        "plan: 6 tasks x 3 checkpoints: 5 pairs will run, 0 finished earlier, 13 cannot run"
     )
     assert text.splitlines()[1].split() == ["task", "ref", "chat", "gone"]
     assert text.splitlines()[2].split() == ["gsm8k_tulu", "run", "CANNOT", "CANNOT"]

@@ -158,7 +158,7 @@ def unfinished_on(node, board: Path) -> list[str]:
 def metric_values(board: Path) -> dict:
     values = {}
     for results_file in rundirs.results_files(board):
-        pair = results_file.parent.parent.relative_to(board).as_posix()
+        pair = rundirs.run_folder(results_file).relative_to(board).as_posix()
         results = json.loads(results_file.read_text())["results"]
         values[pair] = {
             task: {k: v for k, v in r.items() if "," in k} for task, r in results.items()

@@ -137,7 +137,7 @@ def test_rescoring_a_saved_run_gives_the_same_metrics(leaderboard, mirror, tmp_p
     assert rescoring.rescore(source, tmp_path) == []
     flex = []
     for original in rundirs.results_files(source):
-        task = original.parent.parent.name
+        task = rundirs.run_folder(original).name
         (rescored,) = rundirs.results_files(tmp_path / task)
         assert metric_values(rescored) == metric_values(original)
         assert json.loads(rescored.read_text())["config"]["model"] == "replay"
@@ -150,7 +150,7 @@ def test_rescoring_a_subset_of_tasks(leaderboard, mirror, tmp_path, caplog):
     source = leaderboard["root"] / "board" / "qwen"
     with caplog.at_level(logging.INFO, logger="evalpack.rescore"):
         assert rescoring.rescore(source, tmp_path, ["minerva_math_tulu_geometry"]) == []
-    assert [p.parent.parent.name for p in rundirs.results_files(tmp_path)] == [
+    assert [rundirs.run_folder(p).name for p in rundirs.results_files(tmp_path)] == [
         "minerva_math_tulu_geometry"
     ]
     assert "rescored minerva_math_tulu_geometry in " in caplog.text

@@ -22,7 +22,7 @@ from lm_eval._cli.harness import HarnessCLI
 
 from ..core.resources import tasks_dir
 from ..models.registry import register as register_models
-from . import catalog, console, fixed_costs
+from . import catalog, console, fixed_costs, run_names
 from .subcommands import PACK_COMMANDS
 
 log = logging.getLogger("evalpack")
@@ -135,6 +135,7 @@ def execute(args: argparse.Namespace) -> int:
         args.func(args)
         return 0
     check_chat_settings(args)
+    run_names.install()
     with fixed_costs.pack_only(requested_tasks(args), args.include_path):
         args.func(args)
     return 0

@@ -13,7 +13,7 @@ import yaml
 
 from .checkpoints import did_you_mean
 from .plan import PLAN_FILE
-from .rundirs import DONE_MARKER, FAILED_MARKER
+from .rundirs import DONE_MARKER, FAILED_MARKER, run_folder
 
 
 def pair_failure(folder: Path) -> str | None:
@@ -24,9 +24,8 @@ def pair_failure(folder: Path) -> str | None:
 
 
 def failed_pair(results_file: Path) -> str | None:
-    """The reason a leaderboard pair failed when `results_file` belongs to one (its folder,
-    or the folder above lm-eval's model folder, is a failed pair), else None."""
-    return pair_failure(results_file.parent) or pair_failure(results_file.parent.parent)
+    """The reason a leaderboard pair failed when `results_file` belongs to one, else None."""
+    return pair_failure(run_folder(results_file))
 
 
 def board_plan(root: Path) -> dict | None:

@@ -22,6 +22,7 @@ from .rundirs import (
     reason_line,
     requested_tasks,
     results_files,
+    run_folder,
 )
 
 log = logging.getLogger("evalpack.rescore")
@@ -120,18 +121,15 @@ def rescore(source: Path, output: Path, tasks: list[str] | None = None) -> list[
     if not files:
         raise ValueError(f"no run under {source} names {', '.join(tasks or [])}")
     for number, results_file in enumerate(files, start=1):
-        relative = results_file.parent.relative_to(source)
+        folder = run_folder(results_file)
+        relative = folder.relative_to(source) if folder.is_relative_to(source) else Path(".")
         start = time.monotonic()
-        ok = rescore_results(results_file, output / relative.parent)
+        ok = rescore_results(results_file, output / relative)
         log.info(
-            "[%d/%d] rescored %s in %.1f s",
-            number,
-            len(files),
-            relative.parent,
-            time.monotonic() - start,
+            "[%d/%d] rescored %s in %.1f s", number, len(files), relative, time.monotonic() - start
         )
         if not ok:
-            pair_log = output / relative.parent / PAIR_LOG
+            pair_log = output / relative / PAIR_LOG
             log.error(
                 "rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log), pair_log
             )

@@ -1,8 +1,9 @@
 """Run directories: how the pack starts lm-eval for one run and finds what it saved.
 
 A leaderboard is `DIR/<checkpoint>/checkpoint.json` (name, model, model_args) and
-`DIR/<checkpoint>/<task>/`: lm-eval's `--output_path` for that pair, with `lm_eval.log`,
-`completions.jsonl` (every completion as it arrived, greedy and sampled: the checkpoint's model
+`DIR/<checkpoint>/<task>/`: that pair's folder, lm-eval's `results_<time>.json` and
+`samples_<task>_<time>.jsonl` straight in it (no model folder below: `lm_eval_command`), with
+`lm_eval.log`, `completions.jsonl` (every completion as it arrived, greedy and sampled: the checkpoint's model
 runs inside `evalpack.models.resume`'s `resumable` wrapper, so an interrupted pair restarts from
 it) and a `done` marker written once lm-eval has exited cleanly with its results and sample logs
 saved, or a `failed` file with the reason line. `DIR/<checkpoint>/workers.jsonl` records every
@@ -31,19 +32,28 @@ log = logging.getLogger("evalpack.rundirs")
 def lm_eval_command(
     model: str, model_args: str | dict, flags: list[str], output: Path
 ) -> list[str]:
-    """The `evalpack` (lm-eval) command line for one run, logging samples into `output`.
-    A mapping of model arguments goes as JSON, which lm-eval's CLI requires as soon as a
-    value contains `{` (as `from_doc={solution}` does)."""
+    """The `evalpack` (lm-eval) command line for one run, its results and samples straight into
+    the folder `output` (lm-eval's form for that: an `--output_path` ending in `.json`). A
+    mapping of model arguments goes as JSON, which lm-eval's CLI requires as soon as a value
+    contains `{` (as `from_doc={solution}` does)."""
     command = [sys.executable, "-m", "evalpack", "--model", model]
     if model_args:
         as_text = json.dumps(model_args) if isinstance(model_args, dict) else str(model_args)
         command += ["--model_args", as_text]
-    return command + flags + ["--output_path", str(output), "--log_samples"]
+    return command + flags + ["--output_path", str(output / "results.json"), "--log_samples"]
 
 
 def results_files(root: Path) -> list[Path]:
     """lm-eval result files under `root`, oldest first (lm-eval names them by timestamp)."""
     return sorted(root.rglob("results_*.json"), key=lambda p: p.name)
+
+
+def run_folder(results_file: Path) -> Path:
+    """The folder of the run that saved `results_file`: its own folder where the pack wrote it
+    (a leaderboard pair or a rescored run, beside its `lm_eval.log`), else the `--output_path`
+    above lm-eval's `<model name>/` folder (a plain run, or a pair of an older board)."""
+    folder = results_file.parent
+    return folder if (folder / PAIR_LOG).is_file() else folder.parent
 
 
 def requested_tasks(results: dict) -> list[str]:

@@ -1,7 +1,7 @@
 """A task class for sampled tasks whose number of samples a user sets without editing YAML.
 
 lm-eval's `repeats` is a fixed YAML field; `--metadata '{"repeats": 5}'` reaches only the
-task's metadata. Tasks that name `class: !function evalpack.tasks.sampled.SampledTask` take
+task's metadata. Tasks that name it as `class` (through their folder's `hooks.py`) take
 `repeats` from their metadata when it is there (the YAML's `repeats` is the default), and
 otherwise behave exactly as lm-eval's `ConfigurableTask`. A greedy task (`do_sample: false`)
 keeps its YAML's `repeats`: one `--metadata` serves a whole run, and repeating a greedy

@@ -1,0 +1,50 @@
+"""The pack's functions that this folder's YAML names (`!function hooks.<name>`). lm-eval
+loads this file by its path before any of the pack's code, so a Python without the pack
+installed stops here with one line saying how to install it."""
+
+import sys
+from pathlib import Path
+
+try:
+    from evalpack.tasks.alpaca_eval import (
+        avg_length,
+        discrete_win_rate,
+        doc_to_text,
+        judge_outputs,
+        lc_standard_error,
+        length_controlled_winrate,
+        load,
+        n_draws,
+        n_failed,
+        n_wins,
+        process_results,
+        standard_error,
+        total_price,
+        win_rate,
+    )
+except ModuleNotFoundError as missing:
+    if missing.name != "evalpack":
+        raise
+    here = Path(__file__).resolve()
+    checkout = next((p for p in here.parents if (p / "pyproject.toml").is_file()), here.parent)
+    raise SystemExit(
+        f"{here.parent}: these tasks need the evalpack package, which {sys.executable} "
+        f"cannot import: pip install -e {checkout}"
+    ) from None
+
+__all__ = [
+    "avg_length",
+    "discrete_win_rate",
+    "doc_to_text",
+    "judge_outputs",
+    "lc_standard_error",
+    "length_controlled_winrate",
+    "load",
+    "n_draws",
+    "n_failed",
+    "n_wins",
+    "process_results",
+    "standard_error",
+    "total_price",
+    "win_rate",
+]
