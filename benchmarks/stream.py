@@ -3,20 +3,27 @@ one after the other (today's way before the stream) vs one stream of work (`stre
 run.
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/stream.py \\
-        [--limit 10] [--slots 256] [--tokens-per-second 30] [--prefill-ms 0.02]
+        [--limit N] [--scale 4] [--slots 256] [--tokens-per-second 30] [--prefill-ms 0.02]
 
 The server (OpenAI chat completions on 127.0.0.1) behaves like vLLM's scheduler seen from the
 client: at most `--slots` sequences in flight (others queue), each generating at a fixed
 tokens/s after a prefill that costs `--prefill-ms` per prompt token (4 characters a token).
+Without `--limit` it serves the whole checkpoint (every doc of every task, HumanEval and
+HumanEval+ at their 20 samples); `--scale F` runs the server's clock F times faster (tokens/s
+times F, prefill divided by F) so that a whole checkpoint fits in minutes: the client's own
+work (building, scoring, HTTP) is not scaled, so a scaled run is harder on the client than
+the real clock.
 Each answer is a real model output from `../shared/reference/outputs/` of the request's
 benchmark (the request's seed names its task: the client derives it from (task, doc, repeat)),
 so response lengths follow each task's real distribution (tasks without recorded outputs draw
 from all of them), capped at the request's `max_tokens`.
 
-Printed for each way: wall time, the server's busy fraction (time with at least slots - k
-sequences in flight / wall time, k = `--slack`), the ideal (the server's total sequence-seconds
-/ slots: every slot busy from the first request to the last) and how far the wall time is from
-it. The tasks are the suite's generation tasks that a chat server can run (multiple-choice
+Printed for each way: wall time (worker start to the last task's results), the ideal (the
+server's total sequence-seconds / slots: every slot busy from start to end), how far the wall
+time is from it, and the server's busy fraction (time with at least slots - k sequences in
+flight / wall time, k = `--slack`); then the same up to the last answer (`answers s`), which
+leaves out the scoring that follows it (the client's CPU work: on a 2-core machine the
+execution of HumanEval's programs outlasts the generation). The tasks are the suite's generation tasks that a chat server can run (multiple-choice
 tasks need log-likelihoods and AlpacaEval a judge).
 """
 
@@ -50,6 +57,7 @@ FAMILIES = {
 }
 NOT_SERVABLE = {"mmlu_mc_tulu", "truthfulqa_tulu", "alpaca_eval_v2_tulu"}  # log-likelihood, judge
 REPEATS = {"codex_humaneval_tulu": 20, "codex_humanevalplus_tulu": 20}
+MAX_DOCS = 2000  # docs per (sub)task a whole run knows answers for (GSM8K has 1,319)
 
 
 class SimulatedEngine:
@@ -66,17 +74,21 @@ class SimulatedEngine:
             answers,
         )
         self.spans: list[tuple[float, float]] = []
+        self.task_spans: dict[str, list[float]] = {}  # task: [first start, last end, requests]
         self.lock = threading.Lock()
 
     def complete(self, payload: dict) -> str:
-        text = self.answers.get(payload.get("seed"), self.answers["default"])
+        task, text = self.answers.get(payload.get("seed"), ("other", self.answers["default"]))
         tokens = min(max(1, len(text) // 4), int(payload.get("max_tokens", 10**6)))
         prompt_tokens = len(json.dumps(payload["messages"])) // 4
         with self.slots:
             start = time.monotonic()
             time.sleep(prompt_tokens * self.prefill + tokens / self.speed)
+            end = time.monotonic()
             with self.lock:
-                self.spans.append((start, time.monotonic()))
+                self.spans.append((start, end))
+                first, _, count = self.task_spans.get(task, (start, end, 0))
+                self.task_spans[task] = [first, end, count + 1]
         return text[: tokens * 4]
 
     def handler(self):
@@ -124,9 +136,9 @@ def real_outputs() -> dict[str, list[str]]:
     return found
 
 
-def answers_by_seed(tasks: list[str], limit: int) -> dict:
-    """The answer the server gives each (task, doc, repeat)'s seed: a real output of the
-    task's benchmark, picked by the seed."""
+def answers_by_seed(tasks: list[str], limit: int | None) -> dict:
+    """(task, answer) the server gives each (task, doc, repeat)'s seed: a real output of the
+    task's benchmark, picked by the seed (for the first `limit` docs, else `MAX_DOCS`)."""
     outputs = real_outputs()
     answers = {"default": outputs["default"][0]}
     for task in tasks:
@@ -134,12 +146,12 @@ def answers_by_seed(tasks: list[str], limit: int) -> dict:
         leaves = catalog.members(config) or [task]
         family = next((f for prefix, f in FAMILIES.items() if task.startswith(prefix)), "default")
         for leaf in leaves:
-            for doc in range(limit):
+            for doc in range(limit or MAX_DOCS):
                 for repeat in range(REPEATS.get(task, 1)):
                     seed = request_seed(SEED, leaf, doc, repeat)
                     digest = hashlib.sha256(str(seed).encode()).digest()
                     texts = outputs[family]
-                    answers[seed] = texts[int.from_bytes(digest[:4], "big") % len(texts)]
+                    answers[seed] = (task, texts[int.from_bytes(digest[:4], "big") % len(texts)])
     return answers
 
 
@@ -155,9 +167,15 @@ def busy_fraction(spans: list[tuple[float, float]], start: float, end: float, at
 
 
 def run_way(
-    stream: bool, engine: SimulatedEngine, url: str, entries: list[dict], limit: int, root: Path
+    stream: bool,
+    engine: SimulatedEngine,
+    url: str,
+    entries: list[dict],
+    limit: int | None,
+    root: Path,
 ) -> dict:
     engine.spans.clear()
+    engine.task_spans.clear()
     checkpoint = {
         "name": "served",
         "model": "evalpack-chat",
@@ -170,30 +188,63 @@ def run_way(
         },
     }
     board = root / ("stream" if stream else "pairs")
-    spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, ["--limit", str(limit)])
+    extra = ["--limit", str(limit)] if limit else []
+    spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, extra)
     spec["stream"] = stream
-    start = time.monotonic()
+    start, since_epoch = time.monotonic(), time.time()
     executors.start_worker(spec, "local").wait()
     wall = time.monotonic() - start
     pairs = [Path(p["dir"]) for p in spec["pairs"]]
+    ended = {
+        p.name: (p / marker).stat().st_mtime - since_epoch
+        for p in pairs
+        for marker in (DONE_MARKER, FAILED_MARKER)
+        if (p / marker).is_file()
+    }
     return {
+        "ended": ended,
         "wall": wall,
         "start": start,
         "end": start + wall,
         "spans": list(engine.spans),
+        "tasks": {task: list(span) for task, span in engine.task_spans.items()},
         "done": sum((p / DONE_MARKER).is_file() for p in pairs),
         "failed": [p.name for p in pairs if (p / FAILED_MARKER).is_file()],
     }
 
 
+def print_timeline(way: dict, slots: int) -> None:
+    """Per task: when its first request started, its last ended, and the pair ended; then
+    the mean sequences in flight in each twentieth of the wall time."""
+    for task, (first, last, count) in sorted(way["tasks"].items(), key=lambda kv: kv[1][0]):
+        print(
+            f"    {task:28s} {count:6d} requests  {first - way['start']:7.1f} s -> "
+            f"{last - way['start']:7.1f} s, pair ended {way['ended'].get(task, float('nan')):7.1f} s"
+        )
+    for task, ended in way["ended"].items():
+        if task not in way["tasks"]:
+            print(f"    {task:28s}      0 requests  pair ended {ended:7.1f} s")
+    step = way["wall"] / 20
+    means = []
+    for n in range(20):
+        lo, hi = way["start"] + n * step, way["start"] + (n + 1) * step
+        held = sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in way["spans"])
+        means.append(f"{held / step:.0f}")
+    print(f"    in flight (of {slots}) per {step:.1f} s: {' '.join(means)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", default="tulu_3_dev")
-    parser.add_argument("--limit", type=int, default=10, help="docs per task (subtask)")
+    parser.add_argument("--limit", type=int, default=None, help="docs per (sub)task; all if unset")
     parser.add_argument("--slots", type=int, default=256, help="sequences in flight")
     parser.add_argument("--slack", type=int, default=None, help="k (default slots // 10)")
-    parser.add_argument("--tokens-per-second", type=float, default=30.0)
+    parser.add_argument("--tokens-per-second", type=float, default=30.0, help="per sequence")
     parser.add_argument("--prefill-ms", type=float, default=0.02, help="per prompt token")
+    parser.add_argument("--scale", type=float, default=1.0, help="server clock speed-up")
+    parser.add_argument("--ways", choices=("both", "pairs", "stream"), default="both")
+    parser.add_argument("--timeline", action="store_true", help="per task, and in flight")
+    parser.add_argument("--keep", type=Path, help="write the boards here (else a temporary folder)")
     args = parser.parse_args()
     if not os.environ.get("EVALPACK_DATA_DIR"):
         sys.exit("set EVALPACK_DATA_DIR (the offline mirror, e.g. ../shared/data)")
@@ -204,8 +255,8 @@ def main() -> None:
     ]
     engine = SimulatedEngine(
         args.slots,
-        args.tokens_per_second,
-        args.prefill_ms / 1000,
+        args.tokens_per_second * args.scale,
+        args.prefill_ms / 1000 / args.scale,
         answers_by_seed([e["task"] for e in entries], args.limit),
     )
     server = ThreadingHTTPServer(("127.0.0.1", 0), engine.handler())
@@ -213,31 +264,42 @@ def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
     slack = args.slots // 10 if args.slack is None else args.slack
+    docs = f"--limit {args.limit}" if args.limit else "every doc"
     print(
-        f"{args.suite}: {', '.join(e['task'] for e in entries)}; --limit {args.limit}; "
-        f"{args.slots} slots, {args.tokens_per_second:g} tokens/s each, prefill "
-        f"{args.prefill_ms:g} ms/token"
+        f"{args.suite}: {', '.join(e['task'] for e in entries)}; {docs}; {args.slots} slots, "
+        f"{args.tokens_per_second:g} tokens/s each, prefill {args.prefill_ms:g} ms/token, "
+        f"clock x{args.scale:g} ({args.tokens_per_second * args.scale:g} tokens/s, "
+        f"{args.prefill_ms / args.scale:g} ms/token); busy: >= {args.slots - slack} in flight "
+        f"(k = {slack})"
     )
     print(
-        f"{'way':34s} {'wall s':>7s} {'ideal s':>8s} {'over':>6s} "
-        f"{'busy>=' + str(args.slots - slack):>10s} {'requests':>9s} {'pairs':>6s}"
+        f"{'way':34s} {'wall s':>7s} {'ideal s':>8s} {'over':>6s} {'busy':>6s} "
+        f"{'answers s':>10s} {'over':>6s} {'busy':>6s} {'requests':>9s} {'pairs':>6s}"
     )
+    ways = [(False, "pairs one after the other (before)"), (True, "one stream (now)")]
+    ways = [w for w in ways if args.ways in ("both", "stream" if w[0] else "pairs")]
     try:
         with tempfile.TemporaryDirectory(prefix="stream-bench-") as tmp:
-            for stream, label in (
-                (False, "pairs one after the other (before)"),
-                (True, "one stream (now)"),
-            ):
+            tmp = args.keep or tmp
+            for stream, label in ways:
                 way = run_way(stream, engine, url, entries, args.limit, Path(tmp))
                 ideal = sum(e - s for s, e in way["spans"]) / args.slots
                 busy = busy_fraction(way["spans"], way["start"], way["end"], args.slots - slack)
+                answered = max(e for _, e in way["spans"])
+                busy_answering = busy_fraction(
+                    way["spans"], way["start"], answered, args.slots - slack
+                )
+                answering = answered - way["start"]
                 failed = f" failed: {', '.join(way['failed'])}" if way["failed"] else ""
                 print(
                     f"{label:34s} {way['wall']:7.1f} {ideal:8.1f} "
-                    f"{way['wall'] / ideal - 1:6.0%} {busy:10.0%} {len(way['spans']):9d} "
-                    f"{way['done']:3d}/{len(entries)}{failed}",
+                    f"{way['wall'] / ideal - 1:6.0%} {busy:6.0%} {answering:10.1f} "
+                    f"{answering / ideal - 1:6.0%} {busy_answering:6.0%} "
+                    f"{len(way['spans']):9d} {way['done']:3d}/{len(entries)}{failed}",
                     flush=True,
                 )
+                if args.timeline:
+                    print_timeline(way, args.slots)
     finally:
         server.shutdown()
         server.server_close()

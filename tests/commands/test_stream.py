@@ -2,13 +2,23 @@
 side in one worker, the model's concurrency shared, each pair's files as before, a failing pair
 alone, and a rerun sending only what is missing."""
 
+import contextlib
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 from evalpack.commands import executors, rundirs
-from evalpack.models.slots import Slots
+from evalpack.models.slots import (
+    SCORING_NICENESS,
+    Slots,
+    generation_done,
+    running_as,
+    stream_priority,
+)
 from tests.conftest import requires_shared
 from tests.models.http_stub import Stub
 
@@ -33,6 +43,56 @@ def test_a_freed_slot_goes_to_the_earliest_task():
     for thread in threads:
         thread.join()
     assert order == [1, 2, 3] and slots.busy == 0
+
+
+def test_the_run_with_most_generation_ahead_goes_first():
+    """Stream priorities: most new tokens asked for first (the long, slowly scored tasks),
+    then the earlier run; outside a stream every run is number 0."""
+    assert stream_priority(3) == (-3, 0)
+    with running_as(2):
+        later_longer = stream_priority(20 * 2048)
+    with running_as(1):
+        earlier_shorter = stream_priority(512)
+    with running_as(0):
+        earliest_shorter = stream_priority(512)
+    ranked = sorted([earlier_shorter, later_longer, earliest_shorter])
+    assert ranked == [later_longer, earliest_shorter, earlier_shorter]
+
+
+def niceness_after_generation(streamed: bool) -> tuple[int, int, int]:
+    """In a fresh thread: (its niceness before, after `generation_done`, a child's then)."""
+    seen = []
+
+    def run() -> None:
+        thread = threading.get_native_id()
+        before = os.getpriority(os.PRIO_PROCESS, thread)
+        with running_as(3) if streamed else contextlib.nullcontext():
+            generation_done()
+            generation_done()  # once per run
+            after = os.getpriority(os.PRIO_PROCESS, thread)
+            child = subprocess.run(
+                [sys.executable, "-c", "import os; print(os.getpriority(os.PRIO_PROCESS, 0))"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+        seen.append((before, after, int(child.stdout)))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return seen[0]
+
+
+def test_a_streamed_run_scores_at_a_lower_cpu_priority():
+    """After its generation, a streamed run's thread and the processes it starts (execution,
+    math-verify workers) give way to the other runs' requests; the process is untouched."""
+    process = os.getpriority(os.PRIO_PROCESS, 0)
+    before, after, child = niceness_after_generation(streamed=True)
+    assert before == process
+    assert after == child == min(19, process + SCORING_NICENESS)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == process
+    assert niceness_after_generation(streamed=False) == (process, process, process)
 
 
 def test_a_stopped_waiter_gives_up_its_turn():
@@ -96,7 +156,7 @@ def test_a_served_checkpoint_streams_its_tasks(mirror, tmp_path):
             assert len((pair / rundirs.COMPLETION_LOG).read_text().splitlines()) == LIMIT
             assert "Selected Tasks" in (pair / rundirs.PAIR_LOG).read_text()
         # one stream: a later task's requests went out while an earlier one's were in flight,
-        # and the earlier task's requests went first
+        # and, as all ask for as many tokens, the earlier task's requests went first
         timing = spans(stub)
         assert timing[TASKS[1]][0] < timing[TASKS[0]][2]
         assert timing[TASKS[0]][1] <= timing[TASKS[2]][0]

@@ -9,8 +9,10 @@ one is built. Here every pair of a unit runs in its own thread, each still an or
   call), so building is never done twice at once and the first requests go out early;
 * the served model's concurrency is shared by all pairs (`evalpack.models.slots`): the server
   has `num_concurrent` requests in flight until the checkpoint's last one, and a free slot goes
-  to the earliest task's waiting request, so tasks finish in order and each is scored while the
-  later ones generate;
+  to the waiting request of the task with the most generation ahead of it (its requests'
+  `max_tokens` summed; the earliest task among equals), so HumanEval's 20 samples and MATH
+  finish generating first and are scored (execution, math-verify) while the others generate,
+  and the stream ends on short requests of cheaply scored tasks;
 * a pair that fails ends its own thread only (and lets the next one start).
 
 lm-eval's and the pack's log records of a pair's thread go to the pair's `lm_eval.log`; output
@@ -49,9 +51,21 @@ def logging_into(log_file: Path):
             logging.getLogger().removeHandler(handler)
 
 
+def import_lazy_modules() -> None:
+    """Finish importing, before the pairs' threads start, what modules load lazily on first
+    attribute access: `datasets` checks `transformers.PreTrainedTokenizerBase` when it hashes
+    a dataset, and a thread that does so while another is still importing it gets an
+    AttributeError (a MATH pair failed so while HumanEval's were building)."""
+    with contextlib.suppress(ImportError):
+        import transformers
+
+        transformers.PreTrainedTokenizerBase  # noqa: B018  (the access imports it)
+
+
 def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None:
     """`run_one(pair)` for every pair, each in its own thread, pair k+1 starting when pair k
     reaches the model (or ends), with requests of earlier pairs first in line."""
+    import_lazy_modules()
     reached = [threading.Event() for _ in pairs]
 
     def run(number: int, pair: dict) -> None:

@@ -20,7 +20,7 @@ from lm_eval.utils import simple_parse_args_string
 
 from .registry import POOLED
 from .resume import CompletionLog, ResumableLM
-from .slots import reached_model
+from .slots import generation_done, reached_model
 
 
 @register_model(POOLED)
@@ -67,8 +67,12 @@ class PooledResumableLM(ResumableLM):
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         reached_model()
-        return super().generate_until(requests, disable_tqdm)
+        answers = super().generate_until(requests, disable_tqdm)
+        generation_done()
+        return answers
 
     def loglikelihood(self, requests, disable_tqdm: bool = False):
         reached_model()
-        return super().loglikelihood(requests, disable_tqdm)
+        scores = super().loglikelihood(requests, disable_tqdm)
+        generation_done()
+        return scores

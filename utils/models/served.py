@@ -49,7 +49,7 @@ from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hin
 from .http import BadResponse, post_json, reported_context
 from .outage import Outage, is_connection_failure
 from .requests import default_base_seed, repeat_numbers, request_seed, stop_strings
-from .slots import Slots, current_priority
+from .slots import Slots, stream_priority
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ class ServedGeneration:
         # built before anything is sent, so a prompt the server cannot take fails up front
         payloads = {job.index: self.build_payload(job) for job in pending}
         failures: list[tuple[Job, Exception]] = []
-        priority = current_priority()
+        priority = stream_priority(sum(p.get("max_tokens", 1) for p in payloads.values()))
         dispatch = Dispatch(
             lambda job, d: self._answer(job, payloads[job.index], d, priority),
             pending,
@@ -333,7 +333,7 @@ class ServedGeneration:
             else "run with --use_cache <path> to keep completions across reruns"
         )
 
-    def _answer(self, job: Job, payload: dict, dispatch: Dispatch, priority: int = 0) -> str:
+    def _answer(self, job: Job, payload: dict, dispatch: Dispatch, priority=(0, 0)) -> str:
         """The completion for one job, cut at its stop strings; retried with backoff. The
         exception raised at the end carries how many attempts were made."""
         attempt = 0
