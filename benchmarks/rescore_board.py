@@ -3,12 +3,13 @@ in all (every doc; the checkpoint answers with the real outputs of
 `../shared/reference/outputs/`, a doc without one with an empty answer).
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/rescore_board.py \\
-        [--tasks gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu] [--keep DIR]
+        [--tasks gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu,mmlu_mc_tulu] [--keep DIR]
 
 The board is built first (`evalpack leaderboard run`, not timed here). The default tasks are
 the tulu_3_dev tasks without code execution whose data the offline mirror holds and that a
-generation-only replay can answer (the multiple-choice tasks need recorded log-likelihoods;
-the code tasks run at the rate `benchmarks/execution*.py` measure).
+replay can answer: MMLU's log-likelihoods are synthetic (as in `benchmarks/mc_requests.py`);
+DROP, PopQA and AlpacaEval are not in the mirror; the code tasks run at the rate
+`benchmarks/execution*.py` measure.
 
 Then MATH's scoring (its filter, the bulk of the figure) on the rescored samples, both ways in
 this process: one doc per round trip to the workers with every `parse_latex` redone (before)
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -30,7 +32,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
-DEFAULT = "gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu"
+MMLU = "mmlu_mc_tulu"
+DEFAULT = f"gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu,{MMLU}"
 TIMED = re.compile(r"rescored (\S+) in ([\d.]+) s")
 
 
@@ -38,6 +41,18 @@ def evalpack(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "evalpack", *args], capture_output=True, text=True, check=False
     )
+
+
+def mmlu_loglikelihoods(root: Path) -> Path:
+    """Synthetic log-likelihoods (fixed seed) for every MMLU doc's choices, as
+    `benchmarks/mc_requests.py` makes them: no real ones are recorded."""
+    from mc_requests import replay_rows, subjects  # this script's folder is on sys.path
+
+    file = root / "mmlu_loglikelihoods.jsonl"
+    if not file.exists():
+        rows = replay_rows(subjects(), None)
+        file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return file
 
 
 def main() -> None:
@@ -52,6 +67,8 @@ def main() -> None:
         root.mkdir(parents=True, exist_ok=True)
         models = root / "models.yaml"
         recorded = [str(p) for p in sorted(OUTPUTS.glob("*.jsonl"))]
+        if MMLU in args.tasks.split(","):
+            recorded.append(str(mmlu_loglikelihoods(root)))
         models.write_text(
             json.dumps(
                 {
@@ -100,6 +117,12 @@ def main() -> None:
             compare_math_scoring(math_samples)
 
 
+def workers_cpu() -> float:
+    """CPU seconds of this process's finished children (the scoring workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def compare_math_scoring(files: list[Path]) -> None:
     """MATH's filter over the logged samples of each subject, before and now (see above)."""
     from evalpack.core.bounded import bounded_records
@@ -110,10 +133,10 @@ def compare_math_scoring(files: list[Path]) -> None:
     for file in files:
         rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
         subjects.append([(row["resps"][0][0], row["doc"]["solution"]) for row in rows])
-    verdicts, seconds = {}, {}
+    verdicts, seconds, cpu = {}, {}, {}
     for way, chunk, memo in (("before", 1, 0), ("now", minerva_math.CHUNK, math_answers.MEMO_SIZE)):
         math_answers.MEMO_SIZE = memo  # read by the forked workers
-        start = time.monotonic()
+        start, cpu_start = time.monotonic(), workers_cpu()
         verdicts[way] = [
             bounded_records(
                 minerva_math._score_one,
@@ -125,13 +148,15 @@ def compare_math_scoring(files: list[Path]) -> None:
             for jobs in subjects
         ]
         seconds[way] = time.monotonic() - start
+        cpu[way] = workers_cpu() - cpu_start
     docs = sum(len(jobs) for jobs in subjects)
     differ = sum(a != b for x, y in zip(verdicts["before"], verdicts["now"]) for a, b in zip(x, y))
     print(
         f"MATH scoring of {docs} docs: one doc per round trip, parses redone "
-        f"{seconds['before']:.1f} s; chunks of {minerva_math.CHUNK}, quick parses remembered "
-        f"{seconds['now']:.1f} s; records that differ: {differ} (a wall-clock sympy bound "
-        "hit in one run only, on a loaded machine)"
+        f"{seconds['before']:.1f} s ({cpu['before']:.1f} s CPU in the workers); chunks of "
+        f"{minerva_math.CHUNK}, quick parses remembered {seconds['now']:.1f} s "
+        f"({cpu['now']:.1f} s CPU); records that differ: {differ} (only where a wall-clock "
+        "sympy bound was hit in one run only, on a loaded machine)"
     )
 
 
