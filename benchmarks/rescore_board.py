@@ -12,13 +12,16 @@ DROP, PopQA and AlpacaEval are not in the mirror; the code tasks run at the rate
 `benchmarks/execution*.py` measure.
 
 Then MATH's scoring (its filter, the bulk of the figure) on the rescored samples, both ways in
-this process: one doc per round trip to the workers with every `parse_latex` redone (before)
-and chunks of docs with quick parses remembered (now); every verdict must agree.
+this process: with every `parse_latex` redone (before) and with each worker remembering its
+quick parses (now: a doc's gold compared with several candidates, an empty answer's failed
+parse); every verdict must agree.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -50,7 +53,8 @@ def mmlu_loglikelihoods(root: Path) -> Path:
 
     file = root / "mmlu_loglikelihoods.jsonl"
     if not file.exists():
-        rows = replay_rows(subjects(), None)
+        with contextlib.redirect_stdout(io.StringIO()):  # lm-eval's notes on every subject
+            rows = replay_rows(subjects(), None)
         file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return file
 
@@ -125,38 +129,27 @@ def workers_cpu() -> float:
 
 def compare_math_scoring(files: list[Path]) -> None:
     """MATH's filter over the logged samples of each subject, before and now (see above)."""
-    from evalpack.core.bounded import bounded_records
     from evalpack.scoring import math_answers
     from evalpack.tasks import minerva_math
 
-    subjects = []
+    subjects = []  # per subject: (the logged responses, the docs)
     for file in files:
         rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
-        subjects.append([(row["resps"][0][0], row["doc"]["solution"]) for row in rows])
+        subjects.append(([row["resps"][0] for row in rows], [row["doc"] for row in rows]))
     verdicts, seconds, cpu = {}, {}, {}
-    for way, chunk, memo in (("before", 1, 0), ("now", minerva_math.CHUNK, math_answers.MEMO_SIZE)):
+    for way, memo in (("before", 0), ("now", math_answers.MEMO_SIZE)):
         math_answers.MEMO_SIZE = memo  # read by the forked workers
         start, cpu_start = time.monotonic(), workers_cpu()
-        verdicts[way] = [
-            bounded_records(
-                minerva_math._score_one,
-                jobs,
-                timeout=minerva_math.DOC_TIMEOUT,
-                unscored=lambda job, reason: minerva_math.unscored_record(job[1], reason),
-                chunk=chunk,
-            )
-            for jobs in subjects
-        ]
+        verdicts[way] = [minerva_math.score_docs(resps, docs) for resps, docs in subjects]
         seconds[way] = time.monotonic() - start
         cpu[way] = workers_cpu() - cpu_start
-    docs = sum(len(jobs) for jobs in subjects)
+    docs = sum(len(docs) for _, docs in subjects)
     differ = sum(a != b for x, y in zip(verdicts["before"], verdicts["now"]) for a, b in zip(x, y))
     print(
-        f"MATH scoring of {docs} docs: one doc per round trip, parses redone "
-        f"{seconds['before']:.1f} s ({cpu['before']:.1f} s CPU in the workers); chunks of "
-        f"{minerva_math.CHUNK}, quick parses remembered {seconds['now']:.1f} s "
-        f"({cpu['now']:.1f} s CPU); records that differ: {differ} (only where a wall-clock "
-        "sympy bound was hit in one run only, on a loaded machine)"
+        f"MATH's filter on {docs} docs: every parse_latex redone {seconds['before']:.1f} s "
+        f"({cpu['before']:.1f} s CPU in the workers); quick parses remembered "
+        f"{seconds['now']:.1f} s ({cpu['now']:.1f} s CPU); records that differ: {differ} "
+        "(only where a wall-clock sympy bound was hit in one run only, on a loaded machine)"
     )
 
 

@@ -2,7 +2,7 @@ import os
 import threading
 import time
 
-from evalpack.core.bounded import BoundExceeded, bounded_map, bounded_records, time_limit
+from evalpack.core.bounded import BoundExceeded, bounded_map, time_limit
 
 
 def _work(item):
@@ -87,25 +87,3 @@ def test_a_long_key_is_shared_early_so_the_run_ends_on_short_items():
 def _timed(item):
     time.sleep(0.3 if item[0] == "L" else 0.01)
     return item, os.getpid(), time.monotonic()
-
-
-def _record(item):
-    return {"value": _work(item)}
-
-
-def test_chunks_give_each_job_the_record_it_gets_alone():
-    """A chunk with a hanging job, a raising one and a dying one is run again job by job: the
-    records, cut-offs and errors included, are those of one job per round trip."""
-    items = [("ok", 1), ("spin", 0), ("ok", 2), ("raise", "bad"), ("ok", 3), ("exit", 0)]
-    items += [("ok", n) for n in range(4, 9)]
-
-    def unscored(job, reason):
-        return {"unscored": reason.split(" (exit")[0]}
-
-    alone = bounded_records(_record, items, timeout=1.5, unscored=unscored)
-    chunked = bounded_records(_record, items, timeout=1.5, unscored=unscored, chunk=4)
-    assert chunked == alone
-    assert alone[1] == {"unscored": "hard time bound 1.5s"}
-    assert alone[3] == {"unscored": "ValueError: bad"}
-    assert alone[5] == {"unscored": "worker died"}
-    assert [r["value"] for r in alone[6:]] == [8, 10, 12, 14, 16]

@@ -10,8 +10,7 @@ Two layers:
   item's wall-clock budget is killed and replaced; the item gets a `timeout` outcome. This works
   from any thread of the caller, and nothing `fn` does can stall the caller.
 * `bounded_records(fn, jobs, timeout=..., unscored=...)`: the same for scorers, one record per
-  job, a stand-in record for a job that ran out of time or failed; `chunk=` hands cheap jobs
-  out in chunks (one round trip per chunk), a failed chunk's jobs run again one by one.
+  job, a stand-in record for a job that ran out of time or failed.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 
@@ -160,42 +158,19 @@ def bounded_map(
 
 
 def bounded_records(
-    fn: Callable[[Any], dict],
-    jobs: list,
-    *,
-    timeout: float,
-    unscored: Callable[[Any, str], dict],
-    chunk: int = 1,
+    fn: Callable[[Any], dict], jobs: list, *, timeout: float, unscored: Callable[[Any, str], dict]
 ) -> list[dict]:
     """`fn`'s record for each job, through `bounded_map`; a job that ran out of time or failed
-    gets `unscored(job, reason)` instead (the reason says which), so no doc is lost.
-
-    With `chunk` > 1 a worker gets `chunk` jobs at a time under the same `timeout` for all of
-    them: cheap jobs then cost one round trip through the caller per chunk instead of one each
-    (on a loaded machine the caller can take milliseconds to be scheduled, while the workers
-    wait). A chunk that runs out of time or fails has its jobs run again one at a time, so
-    every job's record is the one it gets alone, cut-offs included."""
-    records: dict[int, dict] = {}
-    if chunk > 1:
-        starts = range(0, len(jobs), chunk)
-        pieces = [jobs[start : start + chunk] for start in starts]
-        for start, outcome in zip(starts, bounded_map(partial(_each, fn), pieces, timeout=timeout)):
-            if outcome.status == "ok":
-                records.update(enumerate(outcome.value, start=start))
-    alone = [index for index in range(len(jobs)) if index not in records]
-    for index, outcome in zip(alone, bounded_map(fn, [jobs[i] for i in alone], timeout=timeout)):
+    gets `unscored(job, reason)` instead (the reason says which), so no doc is lost."""
+    records = []
+    for job, outcome in zip(jobs, bounded_map(fn, jobs, timeout=timeout)):
         if outcome.status == "ok":
-            records[index] = outcome.value
+            records.append(outcome.value)
         elif outcome.status == "timeout":
-            records[index] = unscored(jobs[index], f"hard time bound {timeout:g}s")
+            records.append(unscored(job, f"hard time bound {timeout:g}s"))
         else:
-            records[index] = unscored(jobs[index], outcome.error)
-    return [records[index] for index in range(len(jobs))]
-
-
-def _each(fn: Callable[[Any], dict], jobs: list) -> list[dict]:
-    """`fn` applied to each job of a chunk, in one worker."""
-    return [fn(job) for job in jobs]
+            records.append(unscored(job, outcome.error))
+    return records
 
 
 class _Pending:

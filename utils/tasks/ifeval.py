@@ -78,7 +78,6 @@ def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
         jobs,
         timeout=DOC_TIMEOUT,
         unscored=lambda job, reason: unscored_record(job[0], reason),
-        chunk=16,  # docs a worker gets at a time: each takes milliseconds
     )
     _warn_about_failures(records)
     return records

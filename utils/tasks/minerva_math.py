@@ -18,7 +18,6 @@ log = logging.getLogger(__name__)
 
 SYMPY_CALL_TIMEOUT = 5.0  # OLMES's alarm around each sympy comparison
 DOC_TIMEOUT = 60.0  # hard bound on all scoring of one doc, enforced by killing its worker
-CHUNK = 16  # docs a scoring worker gets at a time (`bounded_records`)
 METRICS = ("exact_match", "exact_match_flex", "math_verify")
 
 
@@ -49,7 +48,6 @@ def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
         jobs,
         timeout=DOC_TIMEOUT,
         unscored=lambda job, reason: unscored_record(job[1], reason),
-        chunk=CHUNK,
     )
     _warn_about_bounds(records)
     return records
