@@ -5,7 +5,9 @@ included (extraction and normalisation: `math_extract`). Plain strings in, plain
 
 Every sympy and math-verify call runs under `evalpack.core.bounded.time_limit`; a call that runs out
 of time counts as "not equal" and is counted in the record's `timeouts`, never hidden. Callers
-run `score_math` in `bounded_map` workers, so the bound also holds off the main thread.
+run `score_math` in `bounded_map` workers, so the bound also holds off the main thread. A
+process remembers the quick `parse_latex` results (`_parsed`): the same text gets the same
+verdict, without parsing it again.
 """
 
 from __future__ import annotations
