@@ -3,20 +3,30 @@ in all (every doc; the checkpoint answers with the real outputs of
 `../shared/reference/outputs/`, a doc without one with an empty answer).
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/rescore_board.py \\
-        [--tasks gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu] [--keep DIR]
+        [--tasks gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu,mmlu_mc_tulu] [--keep DIR]
 
 The board is built first (`evalpack leaderboard run`, not timed here). The default tasks are
 the tulu_3_dev tasks without code execution whose data the offline mirror holds and that a
-generation-only replay can answer (the multiple-choice tasks need recorded log-likelihoods;
-the code tasks run at the rate `benchmarks/execution*.py` measure).
+replay can answer: MMLU's log-likelihoods are synthetic (as in `benchmarks/mc_requests.py`);
+DROP, PopQA and AlpacaEval are not in the mirror; the code tasks run at the rate
+`benchmarks/execution*.py` measure.
+
+Then MATH's scoring (its filter, the bulk of the figure) on the rescored samples, both ways in
+this process: with every `parse_latex` redone (before) and with each worker remembering its
+quick parses (now: a doc's gold compared with several candidates, an empty answer's failed
+parse); every verdict must agree.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +35,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
-DEFAULT = "gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu"
+MMLU = "mmlu_mc_tulu"
+DEFAULT = f"gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu,{MMLU}"
 TIMED = re.compile(r"rescored (\S+) in ([\d.]+) s")
 
 
@@ -33,6 +44,19 @@ def evalpack(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "evalpack", *args], capture_output=True, text=True, check=False
     )
+
+
+def mmlu_loglikelihoods(root: Path) -> Path:
+    """Synthetic log-likelihoods (fixed seed) for every MMLU doc's choices, as
+    `benchmarks/mc_requests.py` makes them: no real ones are recorded."""
+    from mc_requests import replay_rows, subjects  # this script's folder is on sys.path
+
+    file = root / "mmlu_loglikelihoods.jsonl"
+    if not file.exists():
+        with contextlib.redirect_stdout(io.StringIO()):  # lm-eval's notes on every subject
+            rows = replay_rows(subjects(), None)
+        file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return file
 
 
 def main() -> None:
@@ -47,6 +71,8 @@ def main() -> None:
         root.mkdir(parents=True, exist_ok=True)
         models = root / "models.yaml"
         recorded = [str(p) for p in sorted(OUTPUTS.glob("*.jsonl"))]
+        if MMLU in args.tasks.split(","):
+            recorded.append(str(mmlu_loglikelihoods(root)))
         models.write_text(
             json.dumps(
                 {
@@ -76,17 +102,55 @@ def main() -> None:
         print(f"board built in {time.monotonic() - start:.0f} s (not part of the figure)")
         if built.returncode:
             sys.exit(built.stderr.strip().splitlines()[-1])
+        shutil.rmtree(root / "rescored", ignore_errors=True)  # a kept board's last rescore
         start = time.monotonic()
         rescored = evalpack("rescore", str(root / "board"), "--output", str(root / "rescored"))
         wall = time.monotonic() - start
         if rescored.returncode:
             sys.exit(rescored.stderr.strip().splitlines()[-1])
-        for task, seconds in TIMED.findall(rescored.stderr):
+        timed = TIMED.findall(rescored.stderr)
+        for task, seconds in timed:
             print(f"  {task:40s} {float(seconds):7.1f} s")
         print(
-            f"evalpack rescore, {len(args.tasks.split(','))} tasks, every doc: {wall:.1f} s "
-            "(one process: imports and the task index once)"
+            f"evalpack rescore, {len(timed)} tasks, every doc: {wall:.1f} s "
+            f"({sum(float(s) for _, s in timed):.1f} s in the tasks; one process: imports and "
+            "the task index once)"
         )
+        math_samples = sorted((root / "rescored").glob("*/minerva_math_tulu/*/samples_*.jsonl"))
+        if math_samples:
+            compare_math_scoring(math_samples)
+
+
+def workers_cpu() -> float:
+    """CPU seconds of this process's finished children (the scoring workers)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def compare_math_scoring(files: list[Path]) -> None:
+    """MATH's filter over the logged samples of each subject, before and now (see above)."""
+    from evalpack.scoring import math_answers
+    from evalpack.tasks import minerva_math
+
+    subjects = []  # per subject: (the logged responses, the docs)
+    for file in files:
+        rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
+        subjects.append(([row["resps"][0] for row in rows], [row["doc"] for row in rows]))
+    verdicts, seconds, cpu = {}, {}, {}
+    for way, memo in (("before", 0), ("now", math_answers.MEMO_SIZE)):
+        math_answers.MEMO_SIZE = memo  # read by the forked workers
+        start, cpu_start = time.monotonic(), workers_cpu()
+        verdicts[way] = [minerva_math.score_docs(resps, docs) for resps, docs in subjects]
+        seconds[way] = time.monotonic() - start
+        cpu[way] = workers_cpu() - cpu_start
+    docs = sum(len(docs) for _, docs in subjects)
+    differ = sum(a != b for x, y in zip(verdicts["before"], verdicts["now"]) for a, b in zip(x, y))
+    print(
+        f"MATH's filter on {docs} docs: every parse_latex redone {seconds['before']:.1f} s "
+        f"({cpu['before']:.1f} s CPU in the workers); quick parses remembered "
+        f"{seconds['now']:.1f} s ({cpu['now']:.1f} s CPU); records that differ: {differ} "
+        "(only where a wall-clock sympy bound was hit in one run only, on a loaded machine)"
+    )
 
 
 if __name__ == "__main__":

@@ -255,3 +255,28 @@ def test_strip_think(text, expected):
 
 def test_records_are_plain_json():
     json.dumps(score(final("2")))
+
+
+def test_a_process_parses_each_text_once_unless_the_parse_was_slow(monkeypatch):
+    """A doc's gold is compared with several candidates and every empty answer fails to parse
+    the same way: a quick parse (or parse error) is remembered; a slow one, which a time bound
+    may have cut short, is redone."""
+    parsed = []
+
+    def counting_parse(text):
+        parsed.append(text)
+        if not text:
+            raise ValueError("nothing to parse")
+        return m.sympy.Integer(int(text))
+
+    monkeypatch.setattr(m, "parse_latex", counting_parse)
+    monkeypatch.setattr(m, "_PARSED", {})
+    for _ in range(3):
+        assert m.sympy_equal("2", "2", 5) == (True, False)
+        assert m.sympy_equal("", "2", 5) == (False, False)
+    assert parsed == ["2", ""]
+    monkeypatch.setattr(m, "_PARSED", {})
+    monkeypatch.setattr(m, "MEMO_BELOW", 0.0)  # every parse counts as slow
+    assert m.sympy_equal("2", "3", 5) == (False, False)
+    assert m.sympy_equal("2", "3", 5) == (False, False)
+    assert parsed == ["2", "", "2", "3", "2", "3"]

@@ -10,7 +10,9 @@ import pytest
 
 from evalpack.tasks import minerva_math as tasks_math
 from tests.conftest import (
+    DATA_DIR,
     OLMES_REF,
+    OUTPUTS,
     REPO,
     chat_requests,
     olmes_requests,
@@ -141,6 +143,30 @@ def test_reference_solutions_of_all_5000_docs(mirror):
         "math_verify",
         "timeouts",
     } <= set(record)
+
+
+@requires_shared
+def test_parallel_scoring_gives_every_doc_its_one_by_one_verdict(monkeypatch):
+    """The filter's workers (each remembering the quick parses of the docs it scored) and
+    `score_math` called doc by doc in this process agree on every record of a slice of real outputs, the answers whose evaluation would never
+    end included: their time-out is recorded in both. (The per-call bound is raised so that a
+    loaded machine cannot cut a slow sympy call short in one path and not the other; those
+    answers are refused before evaluation, whatever the bound.)"""
+    monkeypatch.setattr(tasks_math, "SYMPY_CALL_TIMEOUT", 60.0)
+    rows = read_jsonl(OUTPUTS / "math.jsonl")
+    picked = rows[::25] + [r for r in rows if r.get("case", "").startswith("pathological_pow")]
+    docs = []
+    for row in picked:
+        path, number = row["key"].split("#")
+        docs.append(read_jsonl(DATA_DIR / f"{path}.jsonl")[int(number)])
+    completions = [row["completion"] for row in picked]
+    assert len(picked) > 50  # both workers busy, each with many docs
+    parallel = tasks_math.score_docs([[c] for c in completions], docs)
+    one_by_one = [tasks_math._score_one((c, d["solution"])) for c, d in zip(completions, docs)]
+    assert parallel == one_by_one
+    timed_out = [r for r in parallel if any(r["timeouts"].values())]
+    assert len(timed_out) >= 2 and all("scoring_failure" not in r for r in parallel)
+    assert 0 < sum(r["exact_match_flex"] for r in parallel) < len(parallel)
 
 
 # ------------------------------------------------------------ few-shot exemplars

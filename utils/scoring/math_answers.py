@@ -5,7 +5,9 @@ included (extraction and normalisation: `math_extract`). Plain strings in, plain
 
 Every sympy and math-verify call runs under `evalpack.core.bounded.time_limit`; a call that runs out
 of time counts as "not equal" and is counted in the record's `timeouts`, never hidden. Callers
-run `score_math` in `bounded_map` workers, so the bound also holds off the main thread.
+run `score_math` in `bounded_map` workers, so the bound also holds off the main thread. A
+process remembers the quick `parse_latex` results (`_parsed`): the same text gets the same
+verdict, without parsing it again.
 """
 
 from __future__ import annotations
@@ -67,9 +69,41 @@ def _refuse_unevaluable(*parsed) -> None:
             raise BoundExceeded("evaluation would produce a number of over a million digits")
 
 
+class _Unparsable(ValueError):
+    """`parse_latex` failed on this text (remembered by `_parsed`)."""
+
+
+_PARSED: dict[str, object] = {}  # text: its parse, or _Unparsable; only quick parses
+MEMO_BELOW = 1.0  # seconds: no time bound can have cut a parse this quick short
+MEMO_SIZE = 4096
+
+
+def _parsed(text: str):
+    """`parse_latex(text)`, remembered in this process when it took under `MEMO_BELOW`
+    seconds (the gold of a doc is compared with several candidates; an empty answer's failed
+    parse is the same for every doc). A slower parse may have been cut by a time bound
+    (math-verify and parts of sympy catch our exception and answer anyway), so it is redone."""
+    if text in _PARSED:
+        if _PARSED[text] is _Unparsable:
+            raise _Unparsable(text)
+        return _PARSED[text]
+    start = time.monotonic()
+    try:
+        value = parse_latex(text)
+    except BoundExceeded:
+        raise
+    except Exception:  # noqa: BLE001 (any parse error is "not equal", see below)
+        value = _Unparsable
+    if time.monotonic() - start < MEMO_BELOW and len(_PARSED) < MEMO_SIZE:
+        _PARSED[text] = value
+    if value is _Unparsable:
+        raise _Unparsable(text)
+    return value
+
+
 def _sympy_equal_unbounded(a: str, b: str) -> bool:
     try:
-        parsed_a, parsed_b = parse_latex(a), parse_latex(b)
+        parsed_a, parsed_b = _parsed(a), _parsed(b)
         _refuse_unevaluable(parsed_a, parsed_b)
         return sympy.simplify(parsed_a - parsed_b) == 0
     except BoundExceeded:
