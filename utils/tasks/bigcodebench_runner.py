@@ -111,18 +111,28 @@ def _protected():
     return spaces
 
 
-def _bound_names(test_code):
-    """The names the test's module level binds (imports, classes, functions, assignments)."""
-    names = set()
-    for node in ast.parse(test_code).body:
+def _test_names(test_code):
+    """The names the test's module level binds (imports, classes, functions, assignments),
+    and the builtins its code uses that it does not bind (the solution must not shadow them:
+    the test would call the solution's `open` or `len`)."""
+    tree, bound = ast.parse(test_code), set()
+    for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
         elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
+            bound.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
-    return names
+            bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    builtin = {n for n in used - bound if n in vars(builtins) and not n.startswith("__")}
+    return bound, sorted(builtin)
+
+
+def _shadowing(space, builtin_names):
+    """The first builtin the test uses that the module now defines, as a tamper note, or ""."""
+    name = next((n for n in builtin_names if n in space), "")
+    return f"__test__.{name} (shadows the builtin the test uses)" if name else ""
 
 
 def _wait(current, limit, done, collect):
@@ -168,6 +178,15 @@ def _text(value, fallback):
     return value if type(value) is str else fallback
 
 
+def _methods(cls):
+    """The plain functions of a class's own namespace, dunders left out."""
+    return {
+        k: v
+        for k, v in list(vars(cls).items())
+        if type(k) is str and type(v) is types.FunctionType and not k.startswith("__")
+    }
+
+
 def _test_class(module, test_case):
     """The test's `TestCases`, if it is a plain class right on `unittest.TestCase`."""
     cls = module.__dict__.get("TestCases")
@@ -187,7 +206,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     guard = _namespace(GUARD_SOURCE, "bigcodebench_guard")  # noqa: F821 (appended)
     worker = _namespace(WORKER_SOURCE, "bigcodebench_worker")  # noqa: F821 (appended)
     snapshot, changed = guard["snapshot"], guard["changed"]
-    test_case, test_names = unittest.TestCase, _bound_names(test_code)
+    test_case, (test_names, test_builtins) = unittest.TestCase, _test_names(test_code)
     statuses, traces, current = {}, [], []
     module = types.ModuleType("__test__")
     module.__dict__.update(
@@ -202,6 +221,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
            "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder}  # fmt: skip
     snapshots = snapshot([*_protected(), ("Recorder", vars(worker["Recorder"]), ())])
+    base_methods = _methods(test_case)
     report = {"tests": {}, "failures": [], "error": ""}
     guard["install_guard"]()
     sys.audit(guard["ARM"])  # from here on candidate code may run, in the worker thread only
@@ -209,15 +229,25 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     late = _wait(current, float(time_limit), loaded, outcomes)
     error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
     test_class = None if error else _test_class(module, test_case)
-    if test_class is None:
-        report["error"] = error or "the test's TestCases is not a class on unittest.TestCase"
+    shadowed = _shadowing(module.__dict__, test_builtins)
+    if test_class is None or shadowed:
+        report["error"] = error or (
+            f"the program changed the test machinery: {shadowed}"
+            if shadowed
+            else "the test's TestCases is not a class on unittest.TestCase"
+        )
     else:
         snapshots += snapshot([("TestCases", vars(test_class), UNITTEST_ADDS)])
         snapshots += snapshot([("__test__", module.__dict__, None)], keys=test_names)
+        box["test_class"], box["methods"] = test_class, {**base_methods, **_methods(test_class)}
         go.release()
         late = _wait(current, float(time_limit), finished, outcomes)
         error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
-        tampered = changed(snapshots) or outcomes.shadowed(recorder, worker["Recorder"])
+        tampered = (
+            changed(snapshots)
+            or outcomes.shadowed(recorder, worker["Recorder"])
+            or _shadowing(module.__dict__, test_builtins)
+        )
         report["error"] = (
             error or tampered and f"the program changed the test machinery: {tampered}"
         )
