@@ -46,6 +46,7 @@ _REFUSED = frozenset(
 )
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code"})
 _MEMORY_FILES = frozenset({"mem", "pagemap", "map_files"})
+_CTYPES = "/ctypes/"  # in the file name of ctypes' own Python code
 # path objects whose text the hook can read without running a candidate's code
 _PLAIN_PATHS = (pathlib.PosixPath, pathlib.PurePosixPath)
 _LINK, _FORMAT = 0o120000, 0o170000
@@ -119,12 +120,10 @@ def install_guard():
         raise error(f"refused by the BigCodeBench runner: {what}")
 
     def check(event, args, thread):
-        if event in _REFUSED or event.startswith("ctypes."):
+        if event in _REFUSED or event.startswith("ctypes.") and thread == armed[0]:
             refuse(event)
         if event == "open" and args and _memory_file(args[0], resolve):
             refuse("opening that path")
-        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
-            refuse("setting __code__")
         frame_event = event == "sys._getframe" or (
             event == "object.__getattr__" and len(args) > 1 and args[1] in _FRAME_ATTRIBUTES
         )
@@ -132,9 +131,19 @@ def install_guard():
             if frame_event:
                 refuse("a frame", ValueError if event == "sys._getframe" else RuntimeError)
             return
-        if not (frame_event or event in ("compile", "code.__new__")):
+        if event.startswith("ctypes."):  # asked for by whom, ctypes' own Python code skipped
+            frame = getframe(2)  # 0: check, 1: hook, 2: the code that raised the event
+            while frame is not None and _CTYPES in frame.f_code.co_filename:
+                frame = frame.f_back
+            if frame is not None and _candidate_code(frame.f_code):
+                refuse(event)
             return
-        caller = _candidate_code(getframe(2).f_code)  # 0: check, 1: hook, 2: the caller
+        code_event = event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__"
+        if not (frame_event or code_event or event in ("compile", "code.__new__")):
+            return
+        caller = _candidate_code(getframe(2).f_code)
+        if caller and code_event:
+            refuse("setting __code__")
         if event == "sys._getframe" and (caller or _candidate_code(args[0].f_code)):
             refuse("a frame of the solution or the test", ValueError)
         if caller and event == "object.__getattr__":
