@@ -78,7 +78,8 @@ class Recorder(unittest.TestResult):
         super().startTest(test)
 
     def stopTest(self, test):
-        self.current[:] = []
+        name = getattr(test, "_testMethodName", str(test))
+        self.current[:] = [f"after {name}", time.monotonic()]  # the next limit starts now
         super().stopTest(test)
 
     def addSuccess(self, test):
