@@ -6,6 +6,7 @@ stay open (tasks/bigcodebench/README.md, "Forged verdicts"), so that closing one
 The jobs need no library beyond the standard one (the test class is synthetic), so these tests
 run wherever the sandbox does."""
 
+import os
 import textwrap
 
 import pytest
@@ -25,6 +26,8 @@ class TestCases(unittest.TestCase):
         self.assertEqual(open(task_func("b.txt")).read(), "hello")
 """
 DOC = {"test": TEST, "timeout": 10.0}
+# every layer (the channel forger needs sockets, which the fallback level refuses)
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 HONEST = (
     "import os\ndef task_func(name):\n    with open(name, 'w') as fh:\n"
     "        fh.write('hello')\n    return os.path.abspath(name)\n"
@@ -253,7 +256,7 @@ def run(programs):
     return execution.run_jobs([bigcodebench.job(DOC, program) for program in programs])
 
 
-@pytest.mark.skipif(not execution.isolation().startswith("namespaces"), reason="needs root")
+@needs_root
 def test_cheats_fail_and_honest_jobs_after_them_pass():
     programs = [p for program, _ in CHEATS.values() for p in (program, HONEST)]
     verdicts = run(programs)
@@ -304,7 +307,7 @@ REMAINS = {
 }
 
 
-@pytest.mark.skipif(not execution.isolation().startswith("namespaces"), reason="needs root")
+@needs_root
 def test_what_remains():
     jobs = [bigcodebench.job({"test": test, "timeout": 10.0}, p) for test, p in REMAINS.values()]
     for name, verdict in zip(REMAINS, execution.run_jobs(jobs)):
