@@ -57,8 +57,7 @@ PROTECTED_MODULES = (
     "pandas._testing",
     "pandas._testing.asserters",
 )
-# keys unittest itself adds to a test class while running it
-UNITTEST_ADDS = ("_classSetupFailed", "tearDown_exceptions")
+_CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 
 
 def _namespace(source, name):
@@ -99,16 +98,33 @@ def _prepare_environment(libs, imports):
 
 def _protected():
     """The namespaces whose entries must still be the same objects after the tests:
-    `unittest`'s modules and classes, the builtins, the testing helpers of numpy and pandas
-    (a class's namespace may not gain keys either: `()` keys allowed to appear)."""
-    spaces = [("builtins", vars(builtins), None)]
+    `unittest`'s modules and classes, the builtins, the testing helpers of numpy and pandas.
+    Of a module, its functions, classes and modules (its data may change: `unittest.mock` sets
+    `file_spec` on first use); a class's namespace may not gain keys either."""
+    spaces = [("builtins", _code_of(vars(builtins)), None)]
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] == "unittest" or name in PROTECTED_MODULES:
-            spaces.append((name, vars(module), None))
+            spaces.append((name, _code_of(vars(module)), None))
             for key, value in list(vars(module).items()):
                 if type(value) is type and value.__module__ == name:
                     spaces.append((f"{name}.{key}", vars(value), ()))
     return spaces
+
+
+def _code_of(space):
+    """A view of a module namespace: the keys whose values are functions, classes, modules."""
+    return _Only(space, [k for k, v in list(space.items()) if isinstance(v, _CODE)])
+
+
+class _Only:
+    """`space` as seen through `keys` only (`items()`), for the tamper check."""
+
+    def __init__(self, space, keys):
+        self.space, self.keys = space, keys
+
+    def items(self):
+        missing = object()
+        return [(k, self.space.get(k, missing)) for k in self.keys]
 
 
 def _test_names(test_code):
@@ -237,7 +253,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
             else "the test's TestCases is not a class on unittest.TestCase"
         )
     else:
-        snapshots += snapshot([("TestCases", vars(test_class), UNITTEST_ADDS)])
+        snapshots += snapshot([("TestCases", vars(test_class), None)])  # tests add to it
         snapshots += snapshot([("__test__", module.__dict__, None)], keys=test_names)
         box["test_class"], box["methods"] = test_class, {**base_methods, **_methods(test_class)}
         go.release()
