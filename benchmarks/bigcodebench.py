@@ -7,7 +7,8 @@ of BigCodeBench-Hard (148) or the full set (1,140, --full), run with each task's
 - evalpack: one `run_jobs` batch (every sandbox layer this host allows: see the line printed);
 - baseline: BigCodeBench's `untrusted_check` way, a process forked per program from a driver
   that has the benchmark's libraries on its path, one per core at a time, the same runner
-  (`bigcodebench_runner`) inside, a wall-clock limit per program, no isolation.
+  (`bigcodebench_runner`, with its guard) inside, a wall-clock limit per program, no
+  isolation.
 
 Both print time, programs/s, pass rate and failures by cause, then the tasks that fail, with
 the cause, in either. Needs BigCodeBench's libraries:
@@ -37,8 +38,6 @@ from evalpack import execution
 from evalpack.core import data
 from evalpack.tasks import bigcodebench, bigcodebench_libs
 
-RUNNER = Path(bigcodebench.__file__).with_name("bigcodebench_runner.py")
-
 # The baseline's driver: a fresh interpreter with the benchmark's libraries first on its path;
 # it forks one process per program (as BigCodeBench's untrusted_check) and prints one JSON
 # report per program.
@@ -51,18 +50,19 @@ source = open(runner).read()
 jobs = json.load(open(jobs_file))
 context = multiprocessing.get_context("fork")
 
-def child(program, test, connection):
+def child(program, test, imports, connection):
     namespace = {"__name__": "__candidate__"}
     exec(compile(source, "runner", "exec"), namespace)
     namespace["CANDIDATE_CODE"] = program
     try:
-        connection.send(namespace["run_bigcodebench"](test, float(timeout)))
+        connection.send(namespace["run_bigcodebench"](test, float(timeout), "", "-", imports))
     except BaseException as exc:
-        connection.send({"ran": 0, "failures": [], "error": f"{type(exc).__name__}: {exc}"})
+        connection.send({"tests": {}, "failures": [], "error": f"{type(exc).__name__}: {exc}"})
 
 def check(job):
     receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=child, args=(job["program"], job["test"], send))
+    args = (job["program"], job["test"], job["imports"], send)
+    process = context.Process(target=child, args=args)
     process.start()
     send.close()
     report = None
@@ -75,7 +75,7 @@ def check(job):
     if process.is_alive():
         process.kill()
         process.join()
-    return report or {"ran": 0, "failures": [], "error": "timeout or died"}
+    return report or {"tests": {}, "failures": [], "error": "timeout or died"}
 
 with ThreadPoolExecutor(os.cpu_count()) as pool:
     for report in pool.map(check, jobs):
@@ -123,19 +123,28 @@ def run_evalpack(docs: list[dict], timeout: float) -> tuple[float, list[tuple[bo
     return time.perf_counter() - start, [(v.passed, v.reason) for v in verdicts]
 
 
-def baseline_reason(report: dict) -> tuple[bool, str]:
+def baseline_reason(report: dict, doc: dict) -> tuple[bool, str]:
+    """The runner's report judged as the trusted check judges it (its seal aside)."""
     if report["error"]:
         return False, report["error"][-300:]
     if report["failures"]:
         return False, " | ".join(
             f"{name}: {trace.strip().splitlines()[-1]}" for name, trace in report["failures"]
         )[:300]
-    return report["ran"] > 0, "" if report["ran"] else "no test ran"
+    names, _ = bigcodebench.test_plan(doc["test"])
+    ran = report["tests"]
+    ok = bool(names) and set(ran) == set(names) and set(ran.values()) == {"passed"}
+    return ok, "" if ok else f"tests run and their outcomes: {ran}"[:300]
 
 
 def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float, list]:
-    jobs_file = workdir / "bigcodebench_jobs.json"
-    jobs_file.write_text(json.dumps([{"program": program(d), "test": d["test"]} for d in docs]))
+    jobs_file, runner = workdir / "bigcodebench_jobs.json", workdir / "runner.py"
+    runner.write_text(bigcodebench.runner_source())
+    jobs = [
+        {"program": program(d), "test": d["test"], "imports": bigcodebench.test_plan(d["test"])[1]}
+        for d in docs
+    ]
+    jobs_file.write_text(json.dumps(jobs))
     start = time.perf_counter()
     out = subprocess.run(
         [
@@ -143,7 +152,7 @@ def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float
             "-c",
             DRIVER,
             str(bigcodebench_libs.folder()),
-            str(RUNNER),
+            str(runner),
             str(jobs_file),
             str(timeout),
         ],
@@ -157,7 +166,7 @@ def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float
     reports = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if len(reports) != len(docs):
         sys.exit(f"baseline driver failed: {out.stderr.strip().splitlines()[-1:]}")
-    return seconds, [baseline_reason(r) for r in reports]
+    return seconds, [baseline_reason(r, d) for r, d in zip(reports, docs)]
 
 
 def summary(name: str, seconds: float, results: list[tuple[bool, str]]) -> None:

@@ -18,6 +18,7 @@ failed and why). See the task README for what this means for forged verdicts.
 
 from __future__ import annotations
 
+import ast
 import logging
 import re
 from functools import cache
@@ -58,10 +59,13 @@ _NETWORK = re.compile(
     r"\[Errno (?:99|101)\]"
 )
 
-# Trusted: the check on the runner's report (`TRUSTED_CHECK` + a call of `_check`). The report
-# is the candidate process's plain data; anything else is a failure.
+# Trusted: the check on the runner's report (`TRUSTED_CHECK`, then `_check` called on the
+# runner's answer). Each job draws a secret; the report must carry its MAC under it (the
+# runner's `seal`), name exactly the test methods the test class defines, each passed.
 TRUSTED_CHECK = r"""
+import hmac as _hmac
 import re as _re
+import secrets as _secrets
 _NETWORK = _re.compile(NETWORK_PATTERN)
 
 
@@ -70,28 +74,69 @@ def _last_line(text):
     return lines[-1].strip()[:300] if lines else ""
 
 
-def _check(report):
-    assert isinstance(report, dict) and isinstance(report.get("failures"), list) and \
-        isinstance(report.get("ran"), int) and isinstance(report.get("error"), str), \
-        "the runner's report is malformed"
+def _sealed(report, nonce):
+    text = repr([sorted(report["tests"].items()), report["failures"], report["error"]])
+    mac = _hmac.digest(nonce.encode(), text.encode("utf-8", "surrogatepass"), "sha256").hex()
+    return _hmac.compare_digest(mac, report["mac"])
+
+
+def _check(report, nonce, names):
+    assert type(report) is dict and type(report.get("tests")) is dict and \
+        type(report.get("failures")) is list and type(report.get("error")) is str and \
+        type(report.get("mac")) is str and \
+        all(type(k) is str and type(v) is str for k, v in report["tests"].items()) and \
+        all(type(f) is list and len(f) == 2 and type(f[0]) is type(f[1]) is str
+            for f in report["failures"]), "the runner's report is malformed"
+    assert _sealed(report, nonce), "the runner's report is not sealed with the job's secret"
     if report["error"]:
         network = "needs the network: " * bool(_NETWORK.search(report["error"]))
         raise AssertionError(f"{network}module failed: {_last_line(report['error'])}")
-    failures = report["failures"]
-    assert report["ran"] > 0, "no test ran"
-    if failures:
-        names = [str(f[0]) for f in failures]
-        network = any(_NETWORK.search(str(f[1])) for f in failures)
+    tests, failures = report["tests"], report["failures"]
+    assert names, "no test ran"
+    missing, extra = sorted(set(names) - set(tests)), sorted(set(tests) - set(names))
+    assert not missing, f"{len(missing)} of {len(names)} tests did not run ({', '.join(missing)[:200]})"
+    assert not extra, f"results for tests the test class does not define ({', '.join(extra)[:200]})"
+    failed = [name for name in names if tests[name] != "passed"]
+    if failed:
+        traces = dict(failures)
+        first = traces.get(failed[0]) or tests[failed[0]]
+        network = any(_NETWORK.search(trace) for trace in traces.values())
+        kinds = sorted({tests[name] for name in failed} - {"failed", "error"})
+        how = f" ({', '.join(kinds)}: counted as failures)" if kinds else ""
         raise AssertionError(
-            f"{'needs the network: ' * network}{len(failures)} of {report['ran']} tests failed "
-            f"({', '.join(names)[:200]}): {_last_line(failures[0][1])}")
+            f"{'needs the network: ' * network}{len(failed)} of {len(names)} tests failed "
+            f"({', '.join(failed)[:200]}){how}: {_last_line(first)}")
 """.replace("NETWORK_PATTERN", repr(_NETWORK.pattern))
+
+
+def test_plan(test: str) -> tuple[list[str], list[str]]:
+    """From the task's test source (trusted side): the test methods `TestCases` defines (the
+    names unittest's loader runs) and the modules the test imports at module level."""
+    tree = ast.parse(test)
+    names, imports = [], []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "TestCases":
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    names.append(item.name)
+        elif isinstance(node, ast.Import):
+            imports += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.append(node.module)
+    tests = sorted({name for name in names if name.startswith("test")})
+    return tests, list(dict.fromkeys(imports))
 
 
 @cache
 def runner_source() -> str:
-    """The runner program's source (`bigcodebench_runner.py`, shipped with the package)."""
-    return (Path(__file__).parent / "bigcodebench_runner.py").read_text(encoding="utf-8")
+    """The runner program (`bigcodebench_runner.py`, shipped with the package) with the sources
+    of its guard and worker halves, to which a job appends `CANDIDATE_CODE`."""
+    here = Path(__file__).parent
+    guard, worker, runner = (
+        (here / f"bigcodebench_{name}.py").read_text(encoding="utf-8")
+        for name in ("guard", "worker", "runner")
+    )
+    return f"{runner}\nGUARD_SOURCE = {guard!r}\nWORKER_SOURCE = {worker!r}\n"
 
 
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
@@ -124,9 +169,11 @@ def calibrated_program(doc: dict, completion: str) -> str:
 def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     """`program` run with the doc's unittest class by the runner, under the doc's limit, with
     the folder `libs` (BigCodeBench's libraries) first on its path."""
+    names, imports = test_plan(doc["test"])
+    call = f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r})"
     return execution.Job(
-        program=runner_source() + f"\nCANDIDATE_CODE = {program!r}\n",
-        test=f"_check({ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}))\n",
+        program=runner_source() + f"CANDIDATE_CODE = {program!r}\n",
+        test=f"_nonce = _secrets.token_hex(16)\n_check({call}, _nonce, {names!r})\n",
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,

@@ -1,12 +1,12 @@
 """The unittest runner a BigCodeBench job runs inside its sandboxed candidate process.
 
-This file's source is the start of every BigCodeBench job's program (`bigcodebench.job`): the
-candidate process loads it with the calibrated solution appended as `CANDIDATE_CODE`, and the
-trusted test calls `run_bigcodebench(test_code, time_limit)`, which runs the task's `TestCases`
-the way BigCodeBench's `unsafe_execute` does (its `eval/__init__.py`; behaviour read there, code
-written here):
+This file's source follows `bigcodebench_guard.py` in every BigCodeBench job's program
+(`bigcodebench.job`): the candidate process loads both with the calibrated solution appended as
+`CANDIDATE_CODE`, and the trusted test calls `run_bigcodebench(test_code, time_limit, libs,
+nonce, imports)`, which runs the task's `TestCases` the way BigCodeBench's `unsafe_execute`
+does (its `eval/__init__.py`; behaviour read there, code written here):
 
-- the solution and the test are one module, `__test__` (solution + "\\n" + test), executed in a
+- the solution and the test are one module, `__test__` (solution, then test), executed in a
   fresh scratch directory under the job's own `/tmp`, which is the working directory (tests
   create and read files there);
 - BigCodeBench's pinned libraries first on the path (`bigcodebench_libs`);
@@ -14,94 +14,68 @@ written here):
   TensorFlow log switches, `exit` and `quit` removed, matplotlib figures closed; stdout, stderr
   and stdin swallowed, and subprocesses' output piped unless the caller captures it;
 - `unittest.TestLoader().loadTestsFromTestCase(TestCases)` run into a `unittest.TestResult`,
-  each test under its own wall-clock limit (SIGALRM, as BigCodeBench's `time_limit`, which
-  wraps the whole suite; the job's CPU-time limit covers the suite).
+  each test under a wall-clock limit (BigCodeBench's `time_limit`; the job's CPU-time limit
+  covers the suite).
 
-It returns plain data only: how many tests ran, each failing test's name with the end of its
-traceback, and an error that stopped the module from loading. Only the standard library is
-imported at load time, so a job costs nothing before its test runs. The isolation (no network,
-no host files, limits) is the sandbox's, not this file's.
+Against forged verdicts (tasks/bigcodebench/README.md, "Forged verdicts"): the modules the test
+imports and `unittest` are imported, and the guard's hook added, before the candidate's code
+exists; the solution and the tests run in a worker thread while this function's thread, which
+alone holds the job's secret `nonce`, waits (it runs no candidate code and the guard refuses
+it every frame), then checks that `unittest`, the builtins, the test's names and its class are
+the objects they were, and sends the per-test outcomes with the nonce. A per-test time limit
+stops the wait, not the test (a thread cannot be interrupted): the report then names the test
+that ran past it, and the job ends.
+
+It returns plain data only. Only the standard library is imported at load time, so a job costs
+nothing before its test runs. The isolation (no network, no host files, limits) is the
+sandbox's, not this file's.
 """
 
+import _hashlib
+import _thread
+import ast
 import builtins
 import contextlib
-import io
+import importlib
 import os
-import signal
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 import types
 import unittest
 
-TRACE_KEPT = 1500  # characters kept from the end of a failing test's traceback
+# This namespace's own builtins (functions defined below keep them): a candidate that replaces
+# a builtin (`type`, `len`, ...) does not reach the runner's thread through them.
+__builtins__ = dict(vars(builtins))
+_monotonic, _hmac = time.monotonic, _hashlib.hmac_digest
+# the assertion helpers BigCodeBench's tests call, besides unittest's (when already imported)
+PROTECTED_MODULES = (
+    "numpy.testing",
+    "numpy.testing._private.utils",
+    "pandas.testing",
+    "pandas._testing",
+    "pandas._testing.asserters",
+)
+_CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 
 
-class TimeoutException(Exception):
-    """Raised inside a test that ran past its time limit."""
+def _namespace(source, name):
+    """`source` executed into a fresh module namespace of its own."""
+    space = {"__name__": name, "__builtins__": dict(vars(builtins))}
+    exec(compile(source, name, "exec"), space)  # noqa: S102 (the pack's own source)
+    return space
 
 
-class _WriteOnly(io.StringIO):
-    """stdin/stdout/stderr for the test: writes vanish, reads fail (as BigCodeBench's)."""
-
-    def read(self, *args, **kwargs):
-        raise OSError("stdin is not readable")
-
-    readline = readlines = read
-
-    def readable(self):
-        return False
+def seal(report, nonce):
+    """The report's MAC under the job's secret (HMAC-SHA256 of its canonical text), which the
+    trusted side recomputes: a report that a candidate wrote, or changed on its way out
+    (through the harness's functions, which it can replace), does not carry it."""
+    text = repr([sorted(report["tests"].items()), report["failures"], report["error"]])
+    return _hmac(nonce.encode(), text.encode("utf-8", "surrogatepass"), "sha256").hex()
 
 
-@contextlib.contextmanager
-def _swallowed_io():
-    stream = _WriteOnly()
-    popen, run = subprocess.Popen, subprocess.run
-
-    def piped(function):
-        def call(*args, **kwargs):
-            if kwargs.get("capture_output"):
-                kwargs.pop("stdout", None)
-                kwargs.pop("stderr", None)
-            else:
-                kwargs.setdefault("stdout", subprocess.PIPE)
-                kwargs.setdefault("stderr", subprocess.PIPE)
-            return function(*args, **kwargs)
-
-        return call
-
-    old_stdin = sys.stdin
-    subprocess.Popen, subprocess.run, sys.stdin = piped(popen), piped(run), stream
-    try:
-        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
-            yield
-    finally:
-        subprocess.Popen, subprocess.run, sys.stdin = popen, run, old_stdin
-
-
-class _LimitedResult(unittest.TestResult):
-    """A TestResult that gives each test its own wall-clock limit, armed when the test starts
-    (before its setUp) and disarmed when it stops."""
-
-    def __init__(self, limit):
-        super().__init__()
-        self.limit = limit
-
-    def startTest(self, test):
-        def expire(signum, frame):
-            raise TimeoutException("Timed out!")
-
-        signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, self.limit)
-        super().startTest(test)
-
-    def stopTest(self, test):
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        super().stopTest(test)
-
-
-def _prepare_environment(libs):
+def _prepare_environment(libs, imports):
     if libs:  # BigCodeBench's pinned libraries come before the environment's own
         sys.path.insert(0, libs)
     os.environ["TZ"] = "UTC"
@@ -113,48 +87,187 @@ def _prepare_environment(libs):
     os.chdir(tempfile.mkdtemp(prefix="bigcodebench-"))
     builtins.exit = None
     builtins.quit = None
+    for name in ("unittest.mock", *imports):  # what the test imports, before the candidate
+        with contextlib.suppress(Exception):  # (its own import raises it again, in the test)
+            importlib.import_module(name)
     with contextlib.suppress(ImportError):
         import matplotlib.pyplot as plt
 
         plt.close("all")
 
 
-def _trace_end(trace):
-    return str(trace)[-TRACE_KEPT:]
+def _protected():
+    """The namespaces whose entries must still be the same objects after the tests:
+    `unittest`'s modules and classes, the builtins, the testing helpers of numpy and pandas.
+    Of a module, its functions, classes and modules (its data may change: `unittest.mock` sets
+    `file_spec` on first use); a class's namespace may not gain keys either."""
+    spaces = [("builtins", _code_of(vars(builtins)), None)]
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] == "unittest" or name in PROTECTED_MODULES:
+            spaces.append((name, _code_of(vars(module)), None))
+            for key, value in list(vars(module).items()):
+                if type(value) is type and value.__module__ == name:
+                    spaces.append((f"{name}.{key}", vars(value), ()))
+    return spaces
 
 
-def run_bigcodebench(test_code, time_limit, libs=""):
+def _code_of(space):
+    """A view of a module namespace: the keys whose values are functions, classes, modules."""
+    return _Only(space, [k for k, v in list(space.items()) if isinstance(v, _CODE)])
+
+
+class _Only:
+    """`space` as seen through `keys` only (`items()`), for the tamper check."""
+
+    def __init__(self, space, keys):
+        self.space, self.keys = space, keys
+
+    def items(self):
+        missing = object()
+        return [(k, self.space.get(k, missing)) for k in self.keys]
+
+
+def _test_names(test_code):
+    """The names the test's module level binds (imports, classes, functions, assignments),
+    and the builtins its code uses that it does not bind (the solution must not shadow them:
+    the test would call the solution's `open` or `len`)."""
+    tree, bound = ast.parse(test_code), set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    builtin = {n for n in used - bound if n in vars(builtins) and not n.startswith("__")}
+    return bound, sorted(builtin)
+
+
+def _shadowing(space, builtin_names):
+    """The first builtin the test uses that the module now defines, as a tamper note, or ""."""
+    name = next((n for n in builtin_names if n in space), "")
+    return f"__test__.{name} (shadows the builtin the test uses)" if name else ""
+
+
+def _wait(current, limit, done, collect):
+    """Wait for the lock `done`, calling `collect` every 50 ms and at the end, or until the
+    running test (or the load, while `current` is empty) has run past `limit` seconds: then
+    the name of the one that did, else ""."""
+    started = _monotonic()
+    while not done.acquire(timeout=0.05):
+        collect()
+        running = list(current) if type(current) is list else []
+        ok = len(running) == 2 and type(running[0]) is str and type(running[1]) is float
+        if _monotonic() - max(running[1] if ok else started, started) > limit:
+            return running[0] if ok else "loading the module"
+    collect()
+    return ""
+
+
+class _Outcomes:
+    """The runner's own copy of the recorder's outcomes, taken every 50 ms while the tests
+    run: the first outcome of a test that is not a pass sticks, and the first traceback, so
+    that a program resetting the recorder's records later does not undo them."""
+
+    def __init__(self, statuses, traces):
+        self.statuses, self.traces, self.seen, self.kept = statuses, traces, {}, {}
+
+    def __call__(self):
+        for name, status in list(self.statuses.items()):
+            if type(name) is type(status) is str and self.seen.get(name, "passed") == "passed":
+                self.seen[name] = status
+        for trace in list(self.traces):
+            if type(trace) is list and len(trace) == 2 and type(trace[0]) is type(trace[1]) is str:
+                self.kept.setdefault(trace[0], trace[1])
+
+    def shadowed(self, result, recorder_class):
+        """The recorder given another class or one of its methods replaced on itself, or ""."""
+        if type(result) is not recorder_class:
+            return "the recorder's class"
+        methods = {k for k, v in list(vars(type(result)).items()) if type(v) is types.FunctionType}
+        return next((f"Recorder.{k}" for k in list(vars(result)) if k in methods), "")
+
+
+def _text(value, fallback):
+    return value if type(value) is str else fallback
+
+
+def _methods(cls):
+    """The plain functions of a class's own namespace, dunders left out."""
+    return {
+        k: v
+        for k, v in list(vars(cls).items())
+        if type(k) is str and type(v) is types.FunctionType and not k.startswith("__")
+    }
+
+
+def _test_class(module, test_case):
+    """The test's `TestCases`, if it is a plain class right on `unittest.TestCase`."""
+    cls = module.__dict__.get("TestCases")
+    if type(cls) is not type:
+        return None
+    mro = cls.__mro__
+    ok = len(mro) == 3 and mro[0] is cls and mro[1] is test_case and mro[2] is object
+    return cls if ok else None
+
+
+def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     """Run `CANDIDATE_CODE` + the task's test as BigCodeBench does, with the folder `libs`
-    first on the path; plain data back:
-    {"ran": tests run, "failures": [[name, traceback end], ...], "error": load error or ""}."""
-    _prepare_environment(libs)
+    first on the path and the modules `imports` (the test's) imported first; plain data back:
+    {"tests": {name: status}, "failures": [[name, traceback end], ...], "error": load error,
+    time limit or tampering, or "", "mac": `seal` under `nonce`}."""
+    _prepare_environment(libs, imports)
+    guard = _namespace(GUARD_SOURCE, "bigcodebench_guard")  # noqa: F821 (appended)
+    worker = _namespace(WORKER_SOURCE, "bigcodebench_worker")  # noqa: F821 (appended)
+    snapshot, changed = guard["snapshot"], guard["changed"]
+    test_case, (test_names, test_builtins) = unittest.TestCase, _test_names(test_code)
+    statuses, traces, current = {}, [], []
     module = types.ModuleType("__test__")
     module.__dict__.update(
-        {
-            "__builtins__": builtins,
-            "__file__": "__test__.py",
-            "__package__": None,
-            "__doc__": None,
-            "sys": sys,
-            "os": os,
-            "environ": os.environ,
-        }
-    )
-    result = _LimitedResult(float(time_limit))
-    try:
-        with _swallowed_io():
-            source = CANDIDATE_CODE + "\n" + test_code  # noqa: F821 (appended to this file)
-            exec(compile(source, "__test__.py", "exec"), module.__dict__)  # noqa: S102
-            sys.modules["__test__"] = module
-            unittest.TestLoader().loadTestsFromTestCase(module.TestCases).run(result)
-    except BaseException as exc:  # noqa: BLE001 (the module failed: BigCodeBench's "ALL")
-        return {
-            "ran": result.testsRun,
-            "failures": [],
-            "error": f"{type(exc).__name__}: {_trace_end(exc)}",
-        }
-    failures = [
-        [test.id().split(".")[-1], _trace_end(trace)]
-        for test, trace in result.failures + result.errors
-    ]
-    return {"ran": result.testsRun, "failures": failures, "error": ""}
+        {"__builtins__": builtins, "__file__": "__test__.py", "__package__": None,
+         "__doc__": None, "sys": sys, "os": os, "environ": os.environ}
+    )  # fmt: skip
+    loaded, go, finished = (_thread.allocate_lock() for _ in range(3))
+    for lock in (loaded, go, finished):
+        lock.acquire()
+    recorder = worker["Recorder"](statuses, traces, current)
+    outcomes = _Outcomes(statuses, traces)
+    box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
+           "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder}  # fmt: skip
+    snapshots = snapshot([*_protected(), ("Recorder", vars(worker["Recorder"]), ())])
+    base_methods = _methods(test_case)
+    report = {"tests": {}, "failures": [], "error": ""}
+    guard["install_guard"]()
+    sys.audit(guard["ARM"])  # from here on candidate code may run, in the worker thread only
+    threading.Thread(target=worker["work"], args=(box, finished), daemon=True).start()
+    late = _wait(current, float(time_limit), loaded, outcomes)
+    error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
+    test_class = None if error else _test_class(module, test_case)
+    shadowed = _shadowing(module.__dict__, test_builtins)
+    if test_class is None or shadowed:
+        report["error"] = error or (
+            f"the program changed the test machinery: {shadowed}"
+            if shadowed
+            else "the test's TestCases is not a class on unittest.TestCase"
+        )
+    else:
+        snapshots += snapshot([("TestCases", vars(test_class), None)])  # tests add to it
+        snapshots += snapshot([("__test__", module.__dict__, None)], keys=test_names)
+        box["test_class"], box["methods"] = test_class, {**base_methods, **_methods(test_class)}
+        go.release()
+        late = _wait(current, float(time_limit), finished, outcomes)
+        error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
+        tampered = (
+            changed(snapshots)
+            or outcomes.shadowed(recorder, worker["Recorder"])
+            or _shadowing(module.__dict__, test_builtins)
+        )
+        report["error"] = (
+            error or tampered and f"the program changed the test machinery: {tampered}"
+        )
+        report["tests"] = outcomes.seen
+        report["failures"] = [[name, trace] for name, trace in outcomes.kept.items()]
+    report["mac"] = seal(report, nonce)
+    return report

@@ -1,0 +1,165 @@
+"""The worker-thread half of the BigCodeBench runner (`bigcodebench_runner.py`).
+
+The runner executes this file's source into a namespace of its own (`WORKER_SOURCE`): the
+worker thread that runs the solution and the tests starts in `work`, so what a candidate can
+reach by walking its own thread's frames is this namespace and the `box` it was given, never the
+runner's namespace, its builtins or its secret. Behaviour as BigCodeBench's `unsafe_execute`:
+the solution and the test executed as one module, stdout/stderr/stdin swallowed, subprocesses'
+output piped, `TestCases` loaded with `unittest.TestLoader` and run into a result.
+"""
+
+import contextlib
+import io
+import subprocess
+import sys
+import time
+import types
+import unittest
+
+TRACE_KEPT = 1500  # characters kept from the end of a failing test's traceback
+
+
+class _WriteOnly(io.StringIO):
+    """stdin/stdout/stderr for the test: writes vanish, reads fail (as BigCodeBench's)."""
+
+    def read(self, *args, **kwargs):
+        raise OSError("stdin is not readable")
+
+    readline = readlines = read
+
+    def readable(self):
+        return False
+
+
+@contextlib.contextmanager
+def _swallowed_io():
+    stream = _WriteOnly()
+    popen, run = subprocess.Popen, subprocess.run
+
+    def piped(function):
+        def call(*args, **kwargs):
+            if kwargs.get("capture_output"):
+                kwargs.pop("stdout", None)
+                kwargs.pop("stderr", None)
+            else:
+                kwargs.setdefault("stdout", subprocess.PIPE)
+                kwargs.setdefault("stderr", subprocess.PIPE)
+            return function(*args, **kwargs)
+
+        return call
+
+    old_stdin = sys.stdin
+    subprocess.Popen, subprocess.run, sys.stdin = piped(popen), piped(run), stream
+    try:
+        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+            yield
+    finally:
+        subprocess.Popen, subprocess.run, sys.stdin = popen, run, old_stdin
+
+
+class Recorder(unittest.TestResult):
+    """Each test's outcome into `statuses` (name -> "passed", "failed", "error", "skipped",
+    "expected failure", "unexpected success"; the first that is not a pass sticks) and the
+    failing ones' tracebacks into `traces`; the running test and its start into `current`."""
+
+    def __init__(self, statuses, traces, current):
+        super().__init__()
+        self.statuses, self.traces, self.current = statuses, traces, current
+
+    def _record(self, test, status, trace=""):
+        name = getattr(test, "_testMethodName", None) or str(test)
+        if self.statuses.get(name, "passed") == "passed":
+            self.statuses[name] = status
+            if trace:
+                self.traces.append([name, _trace_end(trace)])
+
+    def startTest(self, test):
+        self.current[:] = [getattr(test, "_testMethodName", str(test)), time.monotonic()]
+        super().startTest(test)
+
+    def stopTest(self, test):
+        name = getattr(test, "_testMethodName", str(test))
+        self.current[:] = [f"after {name}", time.monotonic()]  # the next limit starts now
+        super().stopTest(test)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record(test, "passed")
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record(test, "failed", self.failures[-1][1])
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record(test, "error", self.errors[-1][1])
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record(test, "skipped", f"skipped: {reason}")
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record(test, "expected failure", self.expectedFailures[-1][1])
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record(test, "unexpected success")
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            kind = "failed" if issubclass(err[0], test.failureException) else "error"
+            self._record(test, kind, self._exc_info_to_string(err, test))
+
+
+def _trace_end(trace):
+    return str(trace)[-TRACE_KEPT:]
+
+
+def _load(box):
+    """Worker thread: the solution and the test as one module, then (once the runner's
+    thread has looked at the test class) `TestCases` run into the recorder."""
+    module = box["module"]
+    try:
+        with _swallowed_io():
+            source = box["candidate"] + "\n" + box["test"]
+            exec(compile(source, "__test__.py", "exec"), module.__dict__)  # noqa: S102
+            sys.modules["__test__"] = module
+    except BaseException as exc:  # noqa: BLE001 (the module failed: BigCodeBench's "ALL")
+        box["error"] = f"{type(exc).__name__}: {_trace_end(exc)}"
+    box["loaded"].release()
+    box["go"].acquire()
+    if box["error"]:
+        return
+    try:
+        with _swallowed_io():
+            _run_tests(box["loader"]().loadTestsFromTestCase(box["test_class"]), box)
+    except BaseException as exc:  # noqa: BLE001
+        box["error"] = f"{type(exc).__name__}: {_trace_end(exc)}"
+
+
+def _run_tests(suite, box):
+    """What `TestSuite.run` does for one class without module fixtures (BigCodeBench's have
+    none), with each test's methods bound on the test itself to the functions the runner took
+    before the candidate ran (`box["methods"]`): a program that swaps `TestCase.assertEqual`
+    or `run` for a while does not reach the tests."""
+    tests, test_class, result = list(suite), box["test_class"], box["result"]
+    for test in tests:
+        for name, function in box["methods"].items():
+            test.__dict__[name] = types.MethodType(function, test)
+    test_class.setUpClass()
+    try:
+        for test in tests:
+            test.run(result)
+    finally:
+        test_class.tearDownClass()
+        test_class.doClassCleanups()
+
+
+def work(box, finished):
+    """The worker thread's body: `_load`, then `finished` released whatever happened."""
+    try:
+        _load(box)
+    finally:
+        finished.release()
