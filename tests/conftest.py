@@ -13,6 +13,9 @@ DATA_DIR = SHARED / "data"
 OLMES_REF = SHARED / "reference" / "olmes"
 OUTPUTS = SHARED / "reference" / "outputs"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"  # rows in the real schemas (no mirror)
+# Seconds after which a test that checks something cannot hang (a linear-time parser, a refused
+# evaluation) fails instead of hanging: far beyond any load, never a claim about speed.
+BACKSTOP = 120
 
 # Under pytest-xdist (`make test`: -n auto) these run on one worker each, one after the other:
 # "sandbox", tests that run sandboxed jobs, some of which check machine-wide sandbox state (no

@@ -15,7 +15,7 @@ from evalpack.commands import leaderboard as board_run
 from evalpack.commands import rescore as rescoring
 from evalpack.commands import rundirs
 from tests.commands.conftest import LIMIT, TASKS, board_command, evalpack_process, requests_by_task
-from tests.conftest import read_jsonl, requires_shared, sigint_as_at_a_terminal
+from tests.conftest import BACKSTOP, read_jsonl, requires_shared, sigint_as_at_a_terminal
 
 
 def test_model_args_mapping_goes_as_json():
@@ -262,15 +262,13 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
                 time.sleep(0.2)
         time.sleep(0.5)
         before = err.read_text().splitlines()
-        start = time.monotonic()
         os.killpg(run.pid, signal.SIGINT)
-        assert run.wait(timeout=20) == 130
+        assert run.wait(timeout=BACKSTOP) == 130  # it stops though its pair's FIFO stays open
         os.close(fd)
     finally:
         if run.poll() is None:  # it did not stop: the test stops it, its pair's worker too
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
-    assert time.monotonic() - start < 10
     after = err.read_text().splitlines()[len(before) :]
     assert after == [
         (

@@ -63,6 +63,9 @@ class Stub(LocalServer):
         self.fault_for = lambda payload: None
         self.slow_seconds = 1.0
         self.delay = 0.0  # every request takes at least this long (for concurrency checks)
+        # requests after the first `held_after` wait for `release` before they are answered
+        self.held_after: int | None = None
+        self.release = threading.Event()
         self.refuse: set[str] = set()  # fields answered with 422, as transformers serve does
         self.models: dict | None = None  # what GET /v1/models answers (404 when None)
         self.context: int | None = None  # refuse prompt (30 tokens) + max_tokens beyond it
@@ -82,7 +85,8 @@ class Stub(LocalServer):
 
     def _begin(self, path: str, payload: dict) -> tuple[dict, str | None]:
         with self._lock:
-            record = {"path": path, "payload": payload, "start": time.monotonic()}
+            record = {"path": path, "payload": payload, "number": len(self.records)}
+            record["start"] = time.monotonic()
             self.records.append(record)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -124,6 +128,8 @@ def _handler_for(stub: Stub):
             payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             self.record, fault = stub._begin(self.path, payload)
             try:
+                if stub.held_after is not None and self.record["number"] >= stub.held_after:
+                    stub.release.wait()
                 time.sleep(stub.delay)
                 self._respond(payload, fault)
             finally:

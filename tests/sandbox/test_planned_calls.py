@@ -6,7 +6,6 @@ which order; a test that strays from the plan must get a fresh candidate, call b
 """
 
 import dataclasses
-import time
 
 import pytest
 
@@ -67,10 +66,9 @@ def test_a_wrong_answer_before_a_hanging_call_fails_and_does_not_time_out():
     # each answer leaves as soon as it is computed: the test sees the wrong one and stops,
     # as it would call by call, though the candidate is already stuck in the next planned call
     program = "def f(n):\n    while n:\n        pass\n    return 1\n"
-    start = time.monotonic()
     (verdict,) = run_jobs([job(program, "assert f(0) == 0\nf(1)\n", "[[0], [1]]", timeout=10.0)])
+    # a run that waited for the stuck call would end "timeout" at the 10 s limit
     assert (verdict.outcome, verdict.reason) == ("failed", "assertion failed")
-    assert time.monotonic() - start < 5.0
 
 
 def test_a_hanging_planned_call_times_out():

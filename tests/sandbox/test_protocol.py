@@ -10,7 +10,7 @@ import pytest
 
 from evalpack import execution
 from evalpack.execution import Job, NotPlainData, from_wire, run_jobs, to_wire
-from tests.conftest import DATA_DIR, read_jsonl, requires_shared
+from tests.conftest import BACKSTOP, DATA_DIR, read_jsonl, requires_shared
 
 HUMANEVAL_PLUS = DATA_DIR / "evalplus__humanevalplus/default/test.jsonl"
 
@@ -120,11 +120,11 @@ def test_long_strings_travel_as_utf8_bytes():
     assert from_wire(body) == [text, "short"]
 
 
-def test_a_million_floats_cross_in_well_under_a_second_each_way():
+def test_a_million_floats_cross_each_way():
     value = [k / 7 for k in range(1_000_000)]  # a HumanEval+ /130 sized result
     start = time.perf_counter()
     assert from_wire(to_wire(value)) == value
-    assert time.perf_counter() - start < 3.0
+    assert time.perf_counter() - start < BACKSTOP  # a quadratic encoding would take hours
 
 
 def test_a_very_deep_value_crosses_whole():
@@ -138,8 +138,8 @@ def test_a_very_deep_value_crosses_whole():
 def test_a_million_digit_integer_crosses_in_linear_time():
     value = 18 * 10**999_998  # HumanEval+ /83's largest expected result
     start = time.perf_counter()
-    assert from_wire(to_wire(value)) == value
-    assert time.perf_counter() - start < 2.0  # decimal conversion would take seconds, or fail
+    assert from_wire(to_wire(value)) == value  # decimal conversion fails past 4300 digits
+    assert time.perf_counter() - start < BACKSTOP  # and is quadratic: a hang, not a speed
 
 
 def test_numpy_scalars_travel_by_value_and_arrays_are_refused():
@@ -243,10 +243,9 @@ def test_decoding_colliding_hashes_calls_check_and_stops():
         if len(calls) > 200:
             raise TimeoutError("stop")
 
-    start = time.perf_counter()
     with pytest.raises(TimeoutError):
         from_wire(text, check)
-    assert time.perf_counter() - start < 5.0
+    assert len(calls) == 201  # called every few insertions, and stopped at the first refusal
 
 
 @requires_shared

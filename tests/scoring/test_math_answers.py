@@ -4,8 +4,6 @@ import functools
 import json
 import random
 import re
-import subprocess
-import sys
 import time
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 from evalpack.core.bounded import bounded_map
 from evalpack.scoring import math_answers as m
 from evalpack.scoring import math_extract as x
-from tests.conftest import DATA_DIR, OLMES_REF, OUTPUTS, read_jsonl, requires_shared
+from tests.conftest import BACKSTOP, DATA_DIR, OLMES_REF, OUTPUTS, read_jsonl, requires_shared
 
 SOLUTION = "So the answer is $\\boxed{2}$."
 
@@ -91,19 +89,11 @@ def test_empty_output():
 
 
 def test_huge_output_is_bounded_and_its_timeouts_counted():
-    # In a fresh interpreter: after the whole suite in one process this call once took 54 s
-    # (state left by earlier tests, not found yet; see the closing note), in a fresh one ~1 s.
-    code = (
-        "import json, time; from evalpack.scoring import math_answers as m; "
-        "start = time.monotonic(); "
-        f"record = m.score_math('x' * 100_000 + ' \\\\boxed{{' + 'x' * 100_000 + '}}', {SOLUTION!r}, 0.5); "
-        "print(json.dumps({'seconds': time.monotonic() - start, **record}))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    record = json.loads(done.stdout.strip().splitlines()[-1])
-    assert record["seconds"] < 10
+    # once took 54 s after other tests (~1 s alone): math-verify swallowed the bound's alarm
+    # and went on parsing unbounded; the alarm now repeats until the bounded call ends
+    start = time.monotonic()
+    record = m.score_math("x" * 100_000 + " \\boxed{" + "x" * 100_000 + "}", SOLUTION, 0.5)
+    assert time.monotonic() - start < BACKSTOP
     assert record["exact_match"] == record["exact_match_flex"] == record["math_verify"] == 0
     # sympy times out on the candidate; math-verify swallows our alarm, and it still counts
     assert record["timeouts"] == {"exact_match": 0, "exact_match_flex": 1, "math_verify": 1}
@@ -116,7 +106,7 @@ def test_long_lines_normalise_in_linear_time():
         == "a\n" + "x" * 100_000 + "}"
     )
     assert x.normalize_final_answer("\\text{" * 50_000) == "\\text{" * 50_000
-    assert time.monotonic() - start < 1
+    assert time.monotonic() - start < BACKSTOP
 
 
 def minerva_unwrap_regexes(text):
@@ -143,7 +133,7 @@ def test_towers_of_powers_are_refused_unevaluated_and_counted():
     assert record["exact_match_flex"] == 1  # string-equal after strip_string: no evaluation
     start = time.monotonic()
     record = score(final("10^{10^{10}}") + " \\boxed{9^{9^{9^{9}}}}")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < BACKSTOP  # evaluated, it would run for hours, unbounded
     assert record["exact_match"] == 0
     assert record["timeouts"] == {"exact_match": 1, "exact_match_flex": 1, "math_verify": 1}
     assert score(final("(10^{6})!"))["timeouts"]["exact_match"] == 1

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from evalpack.scoring import math_answers
 from evalpack.tasks import minerva_math as tasks_math
 from tests.conftest import (
     DATA_DIR,
@@ -119,19 +120,22 @@ def test_pathological_completions_score_through_lm_eval(mirror, tmp_path):
 def test_reference_solutions_of_all_5000_docs(mirror):
     out = replay_eval(["minerva_math_tulu"], "from_doc={solution}", log_samples=True)
     results = out["results"]["minerva_math_tulu"]
-    flex_misses = sorted(
-        s["doc"]["doc_key"]
-        for name, samples in out["samples"].items()
-        for s in samples
-        if s["filtered_resps"][0]["exact_match_flex"] != 1
-    )
+    samples = [s for samples in out["samples"].values() for s in samples]
     # Reference solutions have no "Final Answer" line: OLMES strict gives 0 everywhere.
     assert results["exact_match,olmes"] == 0.0
-    # OLMES flex accepts every one of the 5000 reference solutions (the 13 solutions that box
-    # several values box the gold's last value last, so gold and answer agree).
-    assert flex_misses == []
-    assert results["exact_match_flex_micro,olmes"] == 1.0
-    assert results["math_verify_micro,olmes"] == 1.0
+    # OLMES flex and math-verify accept every one of the 5000 reference solutions (the 13
+    # solutions that box several values box the gold's last value last, so gold and answer
+    # agree). A doc that hit the 5 s bound (a loaded machine) must have recorded it and is
+    # judged again under a bound no load reaches.
+    for metric in ("exact_match_flex", "math_verify"):
+        misses = [s for s in samples if s["filtered_resps"][0][metric] != 1]
+        for sample in misses:
+            record, solution = sample["filtered_resps"][0], sample["doc"]["solution"]
+            assert "scoring_failure" in record or record["timeouts"][metric], record
+            again = math_answers.score_math(solution, solution, sympy_timeout=600)
+            assert again[metric] == 1, (sample["doc"]["doc_key"], again)
+        if not misses:
+            assert results[f"{metric}_micro,olmes"] == 1.0
     record = out["samples"]["minerva_math_tulu_algebra"][0]["filtered_resps"][0]
     assert {
         "gold",

@@ -9,6 +9,7 @@ import pytest
 from evalpack.scoring.multiple_choice import extract_cot_letter, mc_scores
 from evalpack.tasks import mmlu
 from tests.conftest import (
+    BACKSTOP,
     DATA_DIR,
     OLMES_REF,
     TASKS_DIR,
@@ -274,9 +275,9 @@ def test_cot_extraction_is_olmes_backup_patterns(text, answer, fmt):
 def test_cot_extraction_is_linear_on_a_long_line():
     import time
 
-    start = time.monotonic()
+    start = time.monotonic()  # OLMES's backtracking patterns take hours on this line
     assert extract_cot_letter("x" * 200_000 + " A")["answer"] == "A"
-    assert time.monotonic() - start < 1.0
+    assert time.monotonic() - start < BACKSTOP
 
 
 @requires_shared

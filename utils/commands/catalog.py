@@ -7,8 +7,9 @@ reports and the CLI read them from here; no module keeps a per-benchmark table.
 
 from __future__ import annotations
 
+import copy
 import logging
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import yaml
@@ -35,8 +36,16 @@ def task_index(include_path: str | None = None) -> dict:
     return TaskIndex.build([Path(include_path or tasks_dir())])
 
 
+@lru_cache(maxsize=4096)
+def _parsed(path: Path, mtime_ns: int, size: int) -> dict:
+    """One YAML file as parsed (cached: a report reads each task's config for every row and
+    column); a file changed since is parsed again."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_PlainLoader) or {}
+
+
 def _read_with_includes(path: Path) -> dict:
-    config = yaml.load(path.read_text(encoding="utf-8"), Loader=_PlainLoader) or {}
+    stat = path.stat()
+    config = copy.deepcopy(_parsed(path, stat.st_mtime_ns, stat.st_size))
     base = config.pop("include", None)
     if base:
         return {**_read_with_includes(path.parent / base), **config}

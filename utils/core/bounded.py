@@ -33,6 +33,9 @@ class BoundExceeded(TimeoutError):
     """A call ran past its time bound."""
 
 
+REARM_SECONDS = 0.05  # how often `time_limit` raises again after its bound, until the block ends
+
+
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
     """Raise `BoundExceeded` inside the block once `seconds` of wall time have passed."""
@@ -44,7 +47,10 @@ def time_limit(seconds: float) -> Iterator[None]:
         raise BoundExceeded(f"exceeded {seconds:g}s")
 
     previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Once expired, the alarm repeats until the block ends: code that swallows `BoundExceeded`
+    # and goes on (math-verify catches every exception, then tries its next candidate) is
+    # interrupted again, so the bound holds for the whole block, not only its first call.
+    signal.setitimer(signal.ITIMER_REAL, seconds, REARM_SECONDS)
     try:
         yield
     finally:

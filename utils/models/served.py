@@ -246,6 +246,12 @@ class ServedGeneration:
         """Ctrl-C: send nothing more, keep what arrives within `INTERRUPT_GRACE` seconds (a
         second Ctrl-C stops waiting), store it, and say what a rerun will send."""
         dispatch.stop()
+        log.warning(
+            "Ctrl-C: sending nothing more; waiting up to %g s for the %d answers in flight "
+            "(Ctrl-C again to stop waiting)",
+            INTERRUPT_GRACE,
+            dispatch.running,
+        )
         try:
             self._collect(dispatch.results(timeout=INTERRUPT_GRACE), answers, failures, bar)
         except KeyboardInterrupt:

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 ROUNDS = 10_000
-CHUNK = 500  # rounds drawn at a time (memory: CHUNK x docs counts)
+CHUNK = 500  # rounds drawn at a time (memory: CHUNK x docs indices)
 EXACT_MAX = 16  # docs that differ, up to which every sign assignment is counted (2^16)
 
 
@@ -56,13 +56,13 @@ def paired_differences(candidate: dict, baseline: dict) -> np.ndarray:
 
 
 def bootstrap_means(diffs: np.ndarray, rounds: int, rng: np.random.Generator) -> np.ndarray:
-    """The mean of `diffs` in `rounds` resamples of the same size, with replacement."""
+    """The mean of `diffs` in `rounds` resamples of the same size, with replacement (drawn as
+    doc indices: a report's hundreds of strata take a tenth of the time multinomial counts do)."""
     n = len(diffs)
     out = np.empty(rounds)
     for start in range(0, rounds, CHUNK):
         size = min(CHUNK, rounds - start)
-        counts = rng.multinomial(n, np.full(n, 1 / n), size=size)
-        out[start : start + size] = counts @ diffs / n
+        out[start : start + size] = diffs[rng.integers(0, n, size=(size, n))].sum(axis=1) / n
     return out
 
 
