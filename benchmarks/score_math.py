@@ -27,12 +27,20 @@ def load_docs(limit: int | None) -> list[dict]:
     return docs[:limit]
 
 
-def time_evalpack(docs: list[dict]) -> tuple[float, float]:
+def time_evalpack(docs: list[dict]) -> tuple[float, list[dict]]:
     start = time.perf_counter()
     records = tasks_math.score_docs([[d["solution"]] for d in docs], docs)
-    seconds = time.perf_counter() - start
-    flex = sum(r["exact_match_flex"] for r in records) / len(records)
-    return seconds, flex
+    return time.perf_counter() - start, records
+
+
+def print_misses(docs: list[dict], records: list[dict]) -> None:
+    """Every reference solution should be accepted by OLMES flex and math-verify (the full
+    sweep the tests make on a slice): print each one that is not, and whether it timed out."""
+    for metric in ("exact_match_flex", "math_verify"):
+        misses = [(d["doc_key"], r) for d, r in zip(docs, records) if r.get(metric) != 1]
+        print(f"{metric}: {len(docs) - len(misses)} of {len(docs)} reference solutions accepted")
+        for key, record in misses:
+            print(f"  {key}: timed out {bool(record.get('timeouts', {}).get(metric))}")
 
 
 def time_lm_eval(docs: list[dict]) -> tuple[float, float]:
@@ -61,7 +69,8 @@ def main() -> None:
         default = Path(__file__).resolve().parents[2] / "shared" / "data"
         os.environ[data.DATA_DIR_ENV] = str(default)
     docs = load_docs(args.limit)
-    ours, flex = time_evalpack(docs)
+    ours, records = time_evalpack(docs)
+    flex = sum(r["exact_match_flex"] for r in records) / len(records)
     theirs, mv = time_lm_eval(docs)
     print(f"docs scored: {len(docs)} on {os.cpu_count()} cores")
     print(
@@ -73,6 +82,7 @@ def main() -> None:
         f"{len(docs) / theirs:8.1f} docs/s  ({theirs:.1f} s; math_verify accuracy {mv:.4f})"
     )
     print(f"ratio evalpack / lm-eval: {theirs / ours:.2f}x")
+    print_misses(docs, records)
 
 
 if __name__ == "__main__":

@@ -107,15 +107,17 @@ def task_manager(metadata=None):
     return TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
 
 
-def chat_requests(task_name, num_fewshot=None):
-    """Instances of one task as lm-eval builds them in chat mode; with the `replay` model's
-    template each context is the JSON of the message list."""
+def chat_requests(task_name, num_fewshot=None, samples=None):
+    """Instances of one task as lm-eval builds them in chat mode (of the docs at the indices
+    `samples` only, when given); with the `replay` model's template each context is the JSON of
+    the message list."""
     from evalpack.models.requests import render_messages
 
     task = task_manager().load([task_name])["tasks"][task_name]
     if num_fewshot is not None:
         task.set_config(key="num_fewshot", value=num_fewshot)
     task.build_all_requests(
+        samples=samples,
         rank=0,
         world_size=1,
         apply_chat_template=True,

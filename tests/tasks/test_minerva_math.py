@@ -116,17 +116,33 @@ def test_pathological_completions_score_through_lm_eval(mirror, tmp_path):
     assert all(r["exact_match"] == 0 and r["exact_match_flex"] == 0 for r in records)
 
 
+def reference_slice() -> dict[str, list[int]]:
+    """Every 10th doc of each subject and every doc whose solution boxes several values: a real
+    slice of the 5000 (benchmarks/score_math.py scores all of them and prints any miss)."""
+    picked = {}
+    for subject in SUBJECTS:
+        rows = read_jsonl(DATA_DIR / f"EleutherAI__hendrycks_math/{subject}/test.jsonl")
+        picked[f"minerva_math_tulu_{subject}"] = [
+            i for i, row in enumerate(rows) if i % 10 == 0 or row["solution"].count("\\boxed") > 1
+        ]
+    return picked
+
+
 @requires_shared
-def test_reference_solutions_of_all_5000_docs(mirror):
-    out = replay_eval(["minerva_math_tulu"], "from_doc={solution}", log_samples=True)
+def test_reference_solutions_are_accepted(mirror):
+    picked = reference_slice()
+    out = replay_eval(
+        ["minerva_math_tulu"], "from_doc={solution}", log_samples=True, samples=picked
+    )
     results = out["results"]["minerva_math_tulu"]
     samples = [s for samples in out["samples"].values() for s in samples]
+    assert len(samples) == sum(map(len, picked.values())) > 500
     # Reference solutions have no "Final Answer" line: OLMES strict gives 0 everywhere.
     assert results["exact_match,olmes"] == 0.0
-    # OLMES flex and math-verify accept every one of the 5000 reference solutions (the 13
-    # solutions that box several values box the gold's last value last, so gold and answer
-    # agree). A doc that hit the 5 s bound (a loaded machine) must have recorded it and is
-    # judged again under a bound no load reaches.
+    # OLMES flex and math-verify accept every reference solution (those that box several
+    # values box the gold's last value last, so gold and answer agree). A doc that hit the 5 s
+    # bound (a loaded machine) must have recorded it and is judged again under a bound no load
+    # reaches.
     for metric in ("exact_match_flex", "math_verify"):
         misses = [s for s in samples if s["filtered_resps"][0][metric] != 1]
         for sample in misses:
