@@ -2,9 +2,10 @@
 
 Two layers:
 
-* `time_limit(seconds)`: a soft bound for one call, raising `BoundExceeded` via SIGALRM. Signals
-  only reach a process's main thread, so off the main thread it cannot interrupt anything; it
-  then does nothing and the hard bound below is what protects the run.
+* `time_limit(seconds)`: a soft bound for one call, raising `BoundExceeded` once the call has used
+  `seconds` of CPU time (SIGPROF). Signals only reach a process's main thread, so off the main
+  thread it cannot interrupt anything; it then does nothing and the hard bound below is what
+  protects the run.
 * `bounded_map(fn, items, timeout=...)`: applies `fn` to every item in forked worker processes
   (whose main thread runs `fn`, so `time_limit` works inside them). A worker that overruns its
   item's wall-clock budget is killed and replaced; the item gets a `timeout` outcome. This works
@@ -38,7 +39,11 @@ REARM_SECONDS = 0.05  # how often `time_limit` raises again after its bound, unt
 
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise `BoundExceeded` inside the block once `seconds` of wall time have passed."""
+    """Raise `BoundExceeded` inside the block once it has used `seconds` of CPU time (the
+    process's, user and system: SIGPROF). CPU time, not wall time, so that the work a call
+    needs decides whether it runs out, never how busy the machine is: a scorer gives the
+    verdicts of a quiet machine on a loaded one. Work that waits without computing is stopped
+    by `bounded_map`'s wall-clock bound instead."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -46,16 +51,16 @@ def time_limit(seconds: float) -> Iterator[None]:
     def _expire(signum, frame):
         raise BoundExceeded(f"exceeded {seconds:g}s")
 
-    previous = signal.signal(signal.SIGALRM, _expire)
-    # Once expired, the alarm repeats until the block ends: code that swallows `BoundExceeded`
+    previous = signal.signal(signal.SIGPROF, _expire)
+    # Once expired, the timer repeats until the block ends: code that swallows `BoundExceeded`
     # and goes on (math-verify catches every exception, then tries its next candidate) is
     # interrupted again, so the bound holds for the whole block, not only its first call.
-    signal.setitimer(signal.ITIMER_REAL, seconds, REARM_SECONDS)
+    signal.setitimer(signal.ITIMER_PROF, seconds, REARM_SECONDS)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 @dataclass

@@ -37,7 +37,7 @@ FINAL_DESCRIPTION = (
     "smallest to biggest  e.g.: 2, 10\n- Powers should be written with **, for instance x to the "
     "power of 2 should be written as x**2\n- Use * for multiplication, e.g.: 2*x"
 )
-SYMPY_CALL_TIMEOUT = 5.0  # soft bound on the sympy comparison of one doc (SIGALRM)
+SYMPY_CALL_TIMEOUT = 5.0  # soft bound on the sympy comparison of one doc (CPU time, SIGPROF)
 DOC_TIMEOUT = 20.0  # hard bound on all scoring of one doc, enforced by killing its worker
 METRICS = ("exact_match", "answer_format_correct", "answer_parse_error")
 

@@ -16,7 +16,7 @@ from ..scoring import math_answers
 
 log = logging.getLogger(__name__)
 
-SYMPY_CALL_TIMEOUT = 5.0  # OLMES's alarm around each sympy comparison
+SYMPY_CALL_TIMEOUT = 5.0  # OLMES's alarm around each sympy comparison (here CPU time)
 DOC_TIMEOUT = 60.0  # hard bound on all scoring of one doc, enforced by killing its worker
 METRICS = ("exact_match", "exact_match_flex", "math_verify")
 
