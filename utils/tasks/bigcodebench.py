@@ -123,13 +123,15 @@ def calibrated_program(doc: dict, completion: str) -> str:
 
 def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     """`program` run with the doc's unittest class by the runner, under the doc's limit, with
-    the folder `libs` (BigCodeBench's libraries) first on its path."""
+    the folder `libs` (BigCodeBench's libraries) first on its path: a full-runtime job (it
+    sees the whole installation, not the sandbox's in-memory view; docs/security.md)."""
     return execution.Job(
         program=runner_source() + f"\nCANDIDATE_CODE = {program!r}\n",
         test=f"_check({ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}))\n",
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,
+        full_runtime=True,  # its libraries, on disk: the candidate's view is not pinned
     )
 
 
