@@ -29,13 +29,15 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 
 from . import rootfs
 from .limits import FALLBACK, LEVEL_ENV
 
 PACKAGES = ("numpy",)  # importable by candidates besides the standard library
-SKIPPED = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "site-packages")
+SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "ensurepip", "site-packages")
 SKIPPED_FILES = ("_tkinter",)  # (it would bring X11 and Tk with it)
+SKIPPED_SUFFIXES = (".opt-1.pyc", ".opt-2.pyc")  # (only `python -O` reads them)
 ETC = ("passwd", "group", "nsswitch.conf", "localtime", "hosts", "ld.so.cache", "ld.so.conf")
 EXTRA = ("/bin/sh", "/usr/lib/locale/C.utf8")  # the shell; the locale of CANDIDATE_ENV's LANG
 FSOPEN, FSCONFIG, FSMOUNT = 430, 431, 432  # the same numbers on every architecture
@@ -43,7 +45,7 @@ FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE, CLOEXEC = 1, 6, 1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _lock = threading.Lock()
-_built: dict[str, int | None] = {}  # "fd": the view's mount, once tried
+_built: dict[str, int | float | None] = {}  # "fd": the view's mount, once tried; its size
 
 
 class Tree:
@@ -90,8 +92,8 @@ class Tree:
                         self.add(entry)
                     elif name in dirs:
                         self.add_dir(entry)
-                    elif stat.S_ISREG(os.lstat(entry).st_mode) and not name.startswith(
-                        SKIPPED_FILES
+                    elif stat.S_ISREG(os.lstat(entry).st_mode) and not (
+                        name.startswith(SKIPPED_FILES) or name.endswith(SKIPPED_SUFFIXES)
                     ):
                         self.files.add(entry)
 
@@ -183,11 +185,27 @@ def prepare() -> int | None:
         return None
     with _lock:
         if "fd" not in _built:
+            start = time.perf_counter()
             try:
-                _built["fd"] = build(contents())
+                tree = contents()
+                _built["fd"] = build(tree)
             except (OSError, subprocess.SubprocessError):
                 _built["fd"] = None
+                return None
+            _built["files"] = len(tree.files)
+            _built["bytes"] = sum(os.path.getsize(path) for path in tree.files)
+            _built["seconds"] = time.perf_counter() - start
         return _built["fd"]
+
+
+def describe() -> str:
+    """What this process's view holds and what it cost, in words (benchmarks print it)."""
+    if _built.get("fd") is None:
+        return "no in-memory view (candidates see the installation on disk)"
+    return (
+        f"in-memory view: {_built['files']} files, {_built['bytes'] / 2**20:.0f} MiB, "
+        f"built in {_built['seconds']:.1f} s"
+    )
 
 
 def current() -> int | None:
