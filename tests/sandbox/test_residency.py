@@ -179,8 +179,10 @@ def test_no_job_can_tell_what_an_earlier_job_did_to_the_page_cache():
 
 
 VIEW_CHECK = """
-import os, sys
-import numpy  # the standard library and numpy are in the view
+import os, sqlite3, ssl, subprocess, sys, zoneinfo
+import numpy  # the standard library (with its C libraries and time zones) and numpy are in it
+zoneinfo.ZoneInfo("Europe/Paris")
+assert subprocess.run(["/bin/sh", "-c", "exit 3"]).returncode == 3
 SEEN = [path for path in ("/usr/bin/gcc", "/usr/bin/python3", sys.prefix + "/bigcodebench-libs",
                           sys.prefix + "/bin/pip") if os.path.exists(path)] + os.listdir("/.full")
 print(SEEN)

@@ -8,7 +8,8 @@ learns anything: the view is a ramfs (its pages are never reclaimed or swapped, 
 memory pressure; its directories and inodes live in memory; a lookup of a missing name leaves
 no negative dentry behind) holding copies of exactly the files a candidate may read: the
 interpreter, the standard library (without its tests, IDLE, tkinter and the static library),
-numpy, the shared libraries they load (found with `ldd`), `/bin/sh` and a few files of `/etc`.
+numpy, the shared libraries they load (found with `ldd`), `/bin/sh`, the time zones and a few
+files of `/etc`.
 
 It is built once per process by the trusted side (the caller of `run_jobs`, in no slot's
 memory cgroup, so the pages are charged to the caller's group and no candidate's reclaim can
@@ -39,7 +40,8 @@ SKIPPED = ("test", "tests", "idlelib", "tkinter", "turtledemo", "ensurepip", "si
 SKIPPED_FILES = ("_tkinter",)  # (it would bring X11 and Tk with it)
 SKIPPED_SUFFIXES = (".opt-1.pyc", ".opt-2.pyc")  # (only `python -O` reads them)
 ETC = ("passwd", "group", "nsswitch.conf", "localtime", "hosts", "ld.so.cache", "ld.so.conf")
-EXTRA = ("/bin/sh", "/usr/lib/locale/C.utf8")  # the shell; the locale of CANDIDATE_ENV's LANG
+# the shell; the locale of CANDIDATE_ENV's LANG; the time zones (the `zoneinfo` module's)
+EXTRA = ("/bin/sh", "/usr/lib/locale/C.utf8", "/usr/share/zoneinfo")
 FSOPEN, FSCONFIG, FSMOUNT = 430, 431, 432  # the same numbers on every architecture
 FSCONFIG_SET_STRING, FSCONFIG_CMD_CREATE, CLOEXEC = 1, 6, 1
 
