@@ -136,12 +136,9 @@ def build_root(view_fd: int | None = None) -> None:
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
     os.mkdir(ROOT)
     _mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    if view_fd is None:
+    if view_fd is None or not _attach_view(view_fd):
         shown = [(held.get(path, path), path) for path in paths]
     else:
-        os.mkdir(VIEW)
-        _bind_readonly(f"/proc/self/fd/{view_fd}", VIEW)
-        os.close(view_fd)
         top = [f"/{name}" for name in os.listdir(VIEW) if name != "tmp"]
         below = os.listdir(VIEW + "/tmp") if os.path.isdir(VIEW + "/tmp") else []
         shown = [(VIEW + path, path) for path in top + [f"/tmp/{name}" for name in below]]
@@ -191,6 +188,19 @@ def fresh_scratch(uid: int) -> None:
         _bind_readonly(STAGED + path, path)
     os.mkdir(WORKDIR, 0o700)
     os.chown(WORKDIR, uid, uid)
+
+
+def _attach_view(view_fd: int) -> bool:
+    """Bind the view at VIEW; False where the kernel refuses a detached mount as the source
+    of a bind (then the root shows the whole installation, as without a view)."""
+    os.mkdir(VIEW)
+    try:
+        _bind_readonly(f"/proc/self/fd/{view_fd}", VIEW)
+    except OSError:
+        return False
+    finally:
+        os.close(view_fd)
+    return True
 
 
 def runtime(full: bool) -> None:
