@@ -48,6 +48,7 @@ import numpy  # noqa: F401  (loaded in OLMES's process before it forks, as here)
 
 from evalpack import execution
 from evalpack.core import data
+from evalpack.sandbox import view
 from evalpack.tasks import humanevalplus
 
 TIMEOUT = 20.0  # OLMES codex_humanevalplus
@@ -204,6 +205,7 @@ def main() -> None:
             f"{job_cpu / own:.2f}x the tests' own work; reference functions memoized per "
             f"worker spared {memo:.1f} s (charged to the jobs' time limits all the same)"
         )
+    print(f"{view.describe()} (its first run_jobs call's, in evalpack's time above)")
     top = ", ".join(f"{task} {cpu / own:.0%}" for task, cpu in work.most_common(4))
     print(f"largest shares of that work: {top}")
 

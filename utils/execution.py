@@ -10,7 +10,10 @@ side (HumanEval: the dataset's prompt, e.g. `encode_cyclic`, `poly`). Two option
 speed-ups leave verdicts as they are: `calls`, an expression for the arguments of the calls the
 test will make (HumanEval+'s `inputs`; see `evalpack.sandbox.plans`), and `pure`, names of
 functions the test defines whose results depend on their arguments alone (HumanEval+'s
-`ref_func`; see `evalpack.sandbox.memo`). `run_jobs(jobs)` returns, in order, one
+`ref_func`; see `evalpack.sandbox.memo`). A candidate reads an in-memory copy of the standard
+library and numpy (so that the page cache carries nothing between jobs); `full_runtime=True`
+shows it the whole installation on disk instead (BigCodeBench's jobs; docs/security.md).
+`run_jobs(jobs)` returns, in order, one
 `Verdict(passed, outcome, reason, seconds, output, cpu_seconds, limit, memo_seconds)` per job,
 outcome one of passed | failed | timeout | error | killed; `limit` says whether the CPU-time
 limit, the wall-clock limit or the memory limit decided it; `memo_seconds`, how much of

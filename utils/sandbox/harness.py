@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.bounded import bounded_map
-from . import fresh, pool
+from . import fresh, pool, view
 from .budget import Budget, CandidateFailure
 from .errors import as_exception
 from .limits import KILL_GRACE, MEMORY_LIMIT, MRO_SENT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
@@ -58,6 +58,7 @@ class Job:
     #                  test is expected to make, in order (optional; see "Planned calls")
     pure: tuple[str, ...] = ()  # trusted: functions the test defines whose results depend on
     #                             their arguments alone, computed once per worker (see `memo`)
+    full_runtime: bool = False  # the whole installation, not the in-memory view (see `view`)
 
 
 @dataclass
@@ -245,18 +246,14 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
         "uid": slot.uid,
         "cpu_seconds": max(1, int(job.timeout) + 2),
         "workdir": workdir,
+        "full_runtime": job.full_runtime,
     }
     try:
         try:
             pid, pidfd = slot.spawn(request, theirs, output, plan and (plan.key, plan.arguments))
         except NotPlainData as exc:
-            return (
-                None
-                if plan
-                else Verdict(
-                    False, "error", f"program not sent: {exc}", time.monotonic() - budget.start
-                )
-            )
+            seconds = time.monotonic() - budget.start
+            return None if plan else Verdict(False, "error", f"program not sent: {exc}", seconds)
         theirs.close()
         proxy = _Proxy(ours, budget, plan.fingerprints if plan else ())
         try:
@@ -381,6 +378,7 @@ def run_jobs(jobs: list[Job], workers: int | None = None) -> list[Verdict]:
     """Verdicts for `jobs`, in order, run in parallel over all cores."""
     if not jobs:
         return []
+    view.prepare()  # once per process: what candidates read, held in memory
     longest = max(job.timeout for job in jobs)
     hard_bound = WALL_FACTOR * longest + WALL_EXTRA + KILL_GRACE + 30.0
     verdicts = []

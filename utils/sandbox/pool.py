@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections import OrderedDict
 
-from . import cgroups
+from . import cgroups, view
 from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, MAX_MESSAGE, UID_BASE, UID_SLOTS
 from .messages import encode_message, remember
 from .protocol import NotPlainData, to_wire
@@ -72,10 +72,11 @@ class Slot:
         self._plans: OrderedDict[str, None] = OrderedDict()  # the zygote's, mirrored
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
+        shown = view.current()  # what candidates can read, in memory (`view`), if built
         with tempfile.TemporaryFile() as errors:  # the zygote's stderr: why a set-up failed
             self.zygote = subprocess.Popen(
-                _zygote(str(theirs.fileno()), str(self.uid)),
-                pass_fds=[theirs.fileno()],
+                _zygote(str(theirs.fileno()), str(self.uid), "-" if shown is None else str(shown)),
+                pass_fds=[theirs.fileno()] + ([] if shown is None else [shown]),
                 stdin=subprocess.DEVNULL,
                 stderr=errors,
                 close_fds=True,

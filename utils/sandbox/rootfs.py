@@ -1,10 +1,13 @@
 """The zygote's view of the machine (full isolation only; root, in its own mount namespace).
 
 * a new root filesystem, entered with chroot: an empty tmpfs holding read-only, nosuid bind
-  mounts of the runtime only (/usr, /etc, the Python installation and the venv, so numpy and
-  the other installed packages are importable but not writable), a handful of device nodes, a
-  proc that shows no other uid's processes, and a scratch tmpfs at /tmp. The repository, the
-  data, /root, /home, /sys and the host's /tmp, /run and /dev/shm do not exist in it;
+  mounts of the in-memory view of the runtime (`view`: the interpreter, the standard library,
+  numpy and the libraries they load, importable but not writable, and never out of the page
+  cache), a handful of device nodes, a proc that shows no other uid's processes, and a scratch
+  tmpfs at /tmp. The repository, the data, /root, /home, /sys and the host's /tmp, /run and
+  /dev/shm do not exist in it. The whole runtime (/usr, /etc, the Python installation and the
+  venv) waits under FULL for full-runtime jobs, and every other candidate detaches it
+  (`runtime`); without a view, the root shows the whole runtime instead;
 * per job, /tmp is replaced by a fresh, size-capped tmpfs, so nothing a job wrote reaches the
   next;
 * `clone_into_new_namespaces`: the fork that makes a candidate init of its own PID namespace
@@ -35,6 +38,9 @@ WORKDIR = "/tmp/work"
 # job's fresh /tmp at their own path.
 STAGED = "/.runtime"
 _under_tmp: list[str] = []
+VIEW = "/tmp/.sandbox-view"  # where the zygote binds the in-memory view, before its chroot
+FULL = "/.full"  # the whole installation, for full-runtime jobs only (see `runtime`)
+_full: list[str] = []  # what FULL holds, each bound at its own path for such a job
 
 libc = ctypes.CDLL(None, use_errno=True)
 _python = ctypes.PyDLL(None, use_errno=True)  # calls keep the GIL, as around fork() in os.fork
@@ -60,7 +66,7 @@ def _mount(
     check(libc.mount(encoded[0], encoded[1], encoded[2], flags, encoded[3]), f"mount {target}")
 
 
-def _runtime_paths() -> list[str]:
+def runtime_paths() -> list[str]:
     """What a candidate may see: the system runtime and this Python (base and venv, and any
     other package folder on its path, e.g. one a `.pth` file adds; never a source checkout)."""
     paths = [
@@ -94,11 +100,10 @@ def _bind_readonly(source: str, target: str) -> None:
     _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def _place(source: str, root: str) -> None:
-    """Reproduce `source` (a symlink, a directory or a device) at the same path under root."""
-    target = root + source
+def _place(source: str, target: str) -> None:
+    """Reproduce `source` (a symlink, a directory or a device) at `target`."""
     os.makedirs(os.path.dirname(target), exist_ok=True)
-    if os.path.islink(source):
+    if os.path.islink(source) and not source.startswith("/proc/self/fd/"):
         os.symlink(os.readlink(source), target)
     elif os.path.isdir(source):
         os.makedirs(target, exist_ok=True)
@@ -120,26 +125,37 @@ def _mount_proc(target: str) -> None:
         _bind_readonly("/proc", target)
 
 
-def build_root() -> None:
-    """The minimal read-only root, built in the zygote's private mount namespace; chroot."""
+def build_root(view_fd: int | None = None) -> None:
+    """The minimal read-only root, built in the zygote's private mount namespace; chroot.
+    With `view_fd` (the trusted side's in-memory view, see `view`) the root shows the view,
+    and the whole installation waits under FULL for full-runtime jobs (`runtime`)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    paths = _runtime_paths()
+    paths = runtime_paths()
     # held open (O_PATH) so that they can still be bound once the host's /tmp is hidden
-    held = {p: os.open(p, os.O_PATH) for p in paths if _is_under_tmp(p)}
+    held = {p: f"/proc/self/fd/{os.open(p, os.O_PATH)}" for p in paths if _is_under_tmp(p)}
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
     os.mkdir(ROOT)
     _mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
-    for path in paths:
-        if path in held:
-            os.makedirs(ROOT + STAGED + path)
-            fd = held.pop(path)
-            _bind_readonly(f"/proc/self/fd/{fd}", ROOT + STAGED + path)
-            os.close(fd)
+    if view_fd is None or not _attach_view(view_fd):
+        shown = [(held.get(path, path), path) for path in paths]
+    else:
+        top = [f"/{name}" for name in os.listdir(VIEW) if name != "tmp"]
+        below = os.listdir(VIEW + "/tmp") if os.path.isdir(VIEW + "/tmp") else []
+        shown = [(VIEW + path, path) for path in top + [f"/tmp/{name}" for name in below]]
+        os.mkdir(ROOT + FULL)
+        _mount("tmpfs", ROOT + FULL, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
+        for path in paths:
+            if os.path.isdir(path) and not os.path.islink(path):
+                _place(held.get(path, path), ROOT + FULL + path)
+                _full.append(path)
+    for source, path in shown:
+        if _is_under_tmp(path):
+            _place(source, ROOT + STAGED + path)
             _under_tmp.append(path)
         else:
-            _place(path, ROOT)
+            _place(source, ROOT + path)
     for name in DEVICES:
-        _place(f"/dev/{name}", ROOT)
+        _place(f"/dev/{name}", f"{ROOT}/dev/{name}")
     for name, target in (
         ("fd", "/proc/self/fd"),
         ("stdin", "/proc/self/fd/0"),
@@ -172,6 +188,34 @@ def fresh_scratch(uid: int) -> None:
         _bind_readonly(STAGED + path, path)
     os.mkdir(WORKDIR, 0o700)
     os.chown(WORKDIR, uid, uid)
+
+
+def _attach_view(view_fd: int) -> bool:
+    """Bind the view at VIEW; False where the kernel refuses a detached mount as the source
+    of a bind (then the root shows the whole installation, as without a view)."""
+    os.mkdir(VIEW)
+    try:
+        _bind_readonly(f"/proc/self/fd/{view_fd}", VIEW)
+    except OSError:
+        return False
+    finally:
+        os.close(view_fd)
+    return True
+
+
+def runtime(full: bool) -> None:
+    """In a freshly cloned candidate (still root, in its own mount namespace), where the root
+    is the in-memory view: a full-runtime job gets the whole installation bound over it
+    (BigCodeBench's libraries; its pages are the host's page cache, not pinned); then FULL is
+    detached, so that no candidate can reach it."""
+    if not _full:
+        return
+    for path in _full if full else ():
+        if _is_under_tmp(path):
+            os.makedirs(path, exist_ok=True)
+        if os.path.isdir(path):
+            _bind_readonly(FULL + path, path)
+    check(libc.umount2(FULL.encode(), MNT_DETACH), f"umount {FULL}")
 
 
 def clone_into_new_namespaces() -> int:

@@ -68,11 +68,12 @@ DENIED: dict[str, tuple[tuple[str, ...], str]] = {
         "leaving or reshaping the sandbox's namespaces and root",
     ),
     "page-cache residency": (
-        ("mincore", "cachestat", "io_setup", "io_submit"),
+        ("mincore", "cachestat", "io_setup", "io_submit", "sysinfo"),
         (
             "the page cache is shared by every job on the host: no call that "
             "tells whether a file's page is cached (Linux AIO could ask for "
-            "RWF_NOWAIT reads)"
+            "RWF_NOWAIT reads), nor the host's free memory, which a job's "
+            "memory pressure raises by evicting the host's own cache, after the job"
         ),
     ),
     "the system": (

@@ -1,7 +1,7 @@
 """The untrusted side of `evalpack.execution`: a zygote interpreter that forks one sandboxed
 candidate process per job. It never receives a test or an expected value.
 
-    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID  # serve a pool slot
+    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID VIEW_FD  # serve a pool slot
     python -I -m evalpack.sandbox.zygote LEVEL probe           # print the isolation reached
 
 LEVEL is "auto", or "session+limits" to force the fallback (the harness passes the user's
@@ -87,9 +87,10 @@ class State:
         )
 
 
-def set_up(level: str, uid: int | None) -> State:
+def set_up(level: str, uid: int | None, view_fd: int | None = None) -> State:
     """Enter full isolation where this host allows it (and `level` is not FALLBACK). `uid`
-    None: a probe, which prepares a cgroup of its own without joining it."""
+    None: a probe, which prepares a cgroup of its own without joining it. `view_fd`: the
+    in-memory view of the installation the candidates see (`view`), if the harness has one."""
     for module in PRELOADED:
         __import__(module)
     full = level != FALLBACK and os.geteuid() == 0 and rootfs.enter_namespaces()
@@ -101,8 +102,10 @@ def set_up(level: str, uid: int | None) -> State:
             group = cgroups.join_slot(uid)
         else:
             group = cgroups.prepare("probe")
-        rootfs.build_root()
+        rootfs.build_root(view_fd)
         rootfs.fresh_scratch(0)
+    elif view_fd is not None:
+        os.close(view_fd)
     if bpf:
         rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         seccomp.install(bpf)  # inherited by every candidate
@@ -167,6 +170,7 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict, stat
     rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if state.full:
         rootfs.own_proc()
+        rootfs.runtime(request["full_runtime"])
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")  # the OOM killer takes a candidate before the zygote
         uid = request["uid"]
@@ -307,13 +311,13 @@ def _spawn(
     return pid
 
 
-def serve(level: str, control: socket.socket, uid: int) -> None:
+def serve(level: str, control: socket.socket, uid: int, view_fd: int | None) -> None:
     """Answer spawn requests: fork a candidate, send back its pid and a pidfd for it. The
     trusted side kills it and waits for it through the pidfd; children are reaped here. Any
     error ends the zygote quietly: the harness starts a fresh one."""
     rootfs.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     rootfs.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    state = set_up(level, uid)
+    state = set_up(level, uid, view_fd)
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
     group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
     control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
@@ -342,4 +346,5 @@ if __name__ == "__main__":
     if sys.argv[2] == "probe":
         print(set_up(sys.argv[1], None).describe())
     else:
-        serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]))
+        view_fd = int(sys.argv[4]) if sys.argv[4] != "-" else None
+        serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]), view_fd)

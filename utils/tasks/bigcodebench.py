@@ -168,7 +168,8 @@ def calibrated_program(doc: dict, completion: str) -> str:
 
 def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     """`program` run with the doc's unittest class by the runner, under the doc's limit, with
-    the folder `libs` (BigCodeBench's libraries) first on its path."""
+    the folder `libs` (BigCodeBench's libraries) first on its path: a full-runtime job (it
+    sees the whole installation, not the sandbox's in-memory view; docs/security.md)."""
     names, imports = test_plan(doc["test"])
     call = f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r})"
     return execution.Job(
@@ -177,6 +178,7 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,
+        full_runtime=True,  # its libraries, on disk: the candidate's view is not pinned
     )
 
 
