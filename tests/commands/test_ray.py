@@ -222,8 +222,12 @@ def test_ray_run_survives_a_node_and_matches_local(ray_run):
     assert len(done) == len(CHECKPOINTS) * len(TASKS)
     nodes = {marker["node"] for marker in done.values()}
     assert nodes == {ray_run["head"], ray_run["second"]}  # pairs were placed on both nodes
-    for pair in ray_run["stopped_at"]["unfinished_there"]:  # finished on the head instead
-        assert done[pair]["node"] == ray_run["head"]
+    # Work the lost node had not finished was done again on the head. (Not every such pair: the
+    # node's worker dies after `remove_node` returns, so a pair it was writing may still land.)
+    moved = [
+        p for p in ray_run["stopped_at"]["unfinished_there"] if done[p]["node"] == ray_run["head"]
+    ]
+    assert moved, (ray_run["stopped_at"], done)
     assert "will retry" in ray_run["log"] and "Ray:" in ray_run["log"]
     assert metric_values(root / "ray_board") == metric_values(root / "local_board")
     assert len(metric_values(root / "local_board")) == 9

@@ -145,8 +145,9 @@ def build_root(view_fd: int | None = None) -> None:
         os.mkdir(ROOT + FULL)
         _mount("tmpfs", ROOT + FULL, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
         for path in paths:
-            if os.path.isdir(path) and not os.path.islink(path):
-                _place(held.get(path, path), ROOT + FULL + path)
+            source = held.get(path, path)  # (the host's /tmp is hidden by now: use what was held)
+            if os.path.isdir(source) and not os.path.islink(path):
+                _place(source, ROOT + FULL + path)
                 _full.append(path)
     for source, path in shown:
         if _is_under_tmp(path):
