@@ -13,6 +13,24 @@ from evalpack.commands import checkpoints as models_file
 from tests.commands.conftest import evalpack_process
 
 
+def run_leaderboard(models, output) -> tuple[int, str]:
+    """`evalpack leaderboard run` of the reasoning_math suite: its exit status and stderr."""
+    command = evalpack_process(
+        "leaderboard",
+        "run",
+        "--models",
+        str(models),
+        "--suite",
+        "reasoning_math",
+        "--output",
+        str(output),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _, stderr = command.communicate()
+    return command.returncode, stderr
+
+
 def test_builtin_suites_set_chat_and_unsafe_code():
     suites = catalog.load_suites()
     entries = catalog.suite_tasks(suites, "tulu_3_dev_core")
@@ -64,20 +82,8 @@ def test_checkpoint_names_are_checked(tmp_path):
     )
     with pytest.raises(ValueError, match="models.yaml, checkpoint 2: needs `name`"):
         models_file.load_checkpoints(str(models))
-    command = evalpack_process(
-        "leaderboard",
-        "run",
-        "--models",
-        str(models),
-        "--suite",
-        "reasoning_math",
-        "--output",
-        str(tmp_path / "board"),
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _, stderr = command.communicate()
-    assert command.returncode == 2
+    returncode, stderr = run_leaderboard(models, tmp_path / "board")
+    assert returncode == 2
     assert stderr.strip().splitlines()[-1] == (
         f"evalpack leaderboard: error: {models}, checkpoint 2: needs `name`"
     )
@@ -98,20 +104,8 @@ def test_every_models_file_problem_is_one_line_naming_its_checkpoint(tmp_path):
             }
         )
     )
-    command = evalpack_process(
-        "leaderboard",
-        "run",
-        "--models",
-        str(models),
-        "--suite",
-        "reasoning_math",
-        "--output",
-        str(tmp_path / "board"),
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _, stderr = command.communicate()
-    assert command.returncode == 2 and "Traceback" not in stderr
+    returncode, stderr = run_leaderboard(models, tmp_path / "board")
+    assert returncode == 2 and "Traceback" not in stderr
     lines = [line for line in stderr.splitlines() if "evalpack leaderboard: error:" in line]
     assert lines == [
         (
