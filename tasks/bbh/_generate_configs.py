@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from evalpack.tasks import config_files
+
 HERE = Path(__file__).resolve().parent
 SOURCE = (
     "Tülu 3 paper (Lambert et al. 2024, arXiv:2411.15124) and the Llama-3.1-Tulu-3-8B model card"
@@ -74,28 +76,19 @@ def subtask_yaml(group: str, subtask: str) -> str:
 
 
 def group_yaml(group: str, spec: dict, names: list[str]) -> str:
-    lines = [spec["comment"].rstrip("\n"), f"group: {group}", "task:"]
-    lines += [f"  - {group}_{name}" for name in names]
-    lines.append("aggregate_metric_list:")
-    lines += [
-        f"  - {{metric: {metric}, aggregation: mean, "
-        f"weight_by_size: {'false' if metric.endswith('_macro') else 'true'}}}"
-        for metric in spec["metrics"]
-    ]
-    lines += [
-        "metadata:",
-        "  version: 1.1",
-        f"  label: {spec['label']}",
-        "  primary: {metric: exact_match, filter: cot}",
-        "  breakdown:",
-        "    - {by: subtasks}",
-        "  references:",
-    ]
-    lines += [
-        f'    - {{model: {model}, value: {value}, source: "{source}"}}'
+    means = [(metric, not metric.endswith("_macro")) for metric in spec["metrics"]]
+    metadata = (
+        f"  version: 1.1\n  label: {spec['label']}\n  primary: {{metric: exact_match, filter: cot}}\n"
+        "  breakdown:\n    - {by: subtasks}\n  references:\n"
+    ) + "".join(
+        f'    - {{model: {model}, value: {value}, source: "{source}"}}\n'
         for model, value, source in spec["references"]
-    ]
-    return "\n".join(lines) + "\n"
+    )
+    return config_files.group_yaml(spec["comment"], group, names, means, metadata)
+
+
+def group_file(variant: str) -> Path:
+    return HERE / variant / f"bbh_{variant}.yaml"
 
 
 def files() -> dict[Path, str]:
@@ -104,13 +97,11 @@ def files() -> dict[Path, str]:
     out = {}
     for variant, spec in VARIANTS.items():
         group = f"bbh_{variant}"
-        out[HERE / variant / f"{group}.yaml"] = group_yaml(group, spec, names)
+        out[group_file(variant)] = group_yaml(group, spec, names)
         for name in names:
             out[HERE / variant / f"{group}_{name}.yaml"] = subtask_yaml(group, name)
     return out
 
 
 if __name__ == "__main__":
-    for path, text in files().items():
-        path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(files())} files under {HERE}")
+    config_files.rewrite(files(), [group_file(variant) for variant in VARIANTS])

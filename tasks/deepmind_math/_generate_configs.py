@@ -4,6 +4,8 @@ anywhere: `python tasks/deepmind_math/_generate_configs.py`). The shared setting
 
 from pathlib import Path
 
+from evalpack.tasks import config_files
+
 HERE = Path(__file__).resolve().parent
 GROUP = "deepmind_math_cot_tulu"
 # OLMES's DEEPMIND_MATH_CATEGORIES (the dataset's 56 test configs), alphabetical
@@ -75,32 +77,28 @@ def category_yaml(category: str) -> str:
     )
 
 
-def group_yaml() -> str:
-    tasks = "".join(f"  - {GROUP}_{category}\n" for category in CATEGORIES)
-    aggregates = "".join(
-        f"  - {{metric: {metric}, aggregation: mean, weight_by_size: false}}\n"
-        for metric in AGGREGATES
-    )
-    return (
-        "# OLMES `deepmind_math:0shot_cot::tulu3`: 56 categories x OLMES's 100-problem sample,\n"
-        "# 0-shot chain of thought. Every metric is the macro mean over categories (OLMES's\n"
-        "# primary; all categories have 100 docs, so it is also the micro mean).\n"
-        f"group: {GROUP}\ntask:\n{tasks}aggregate_metric_list:\n{aggregates}"
-        'metadata:\n  version: 1.0\n  label: "DeepMind Mathematics (0-shot CoT)"\n'
-        "  primary: {metric: exact_match, filter: olmes}\n  breakdown:\n"
-        "    - {by: subtasks}\n"
-        '    - {by: subtask_prefix, separator: "__"}  # the 8 areas: algebra, arithmetic, ...\n'
-        "  references: []  # no published Tulu-3 figure for this held-out task; see README.md\n"
-    )
+GROUP_FILE = HERE / f"{GROUP}.yaml"
+HEADER = (
+    "# OLMES `deepmind_math:0shot_cot::tulu3`: 56 categories x OLMES's 100-problem sample,\n"
+    "# 0-shot chain of thought. Every metric is the macro mean over categories (OLMES's\n"
+    "# primary; all categories have 100 docs, so it is also the micro mean).\n"
+)
+METADATA = (
+    '  version: 1.0\n  label: "DeepMind Mathematics (0-shot CoT)"\n'
+    "  primary: {metric: exact_match, filter: olmes}\n  breakdown:\n"
+    "    - {by: subtasks}\n"
+    '    - {by: subtask_prefix, separator: "__"}  # the 8 areas: algebra, arithmetic, ...\n'
+    "  references: []  # no published Tulu-3 figure for this held-out task; see README.md\n"
+)
 
 
-def main() -> None:
-    for stale in HERE.glob(f"{GROUP}*.yaml"):
-        stale.unlink()
-    for category in CATEGORIES:
-        (HERE / f"{GROUP}_{category}.yaml").write_text(category_yaml(category), encoding="utf-8")
-    (HERE / f"{GROUP}.yaml").write_text(group_yaml(), encoding="utf-8")
+def files() -> dict[Path, str]:
+    """Every generated file and its text."""
+    out = {HERE / f"{GROUP}_{category}.yaml": category_yaml(category) for category in CATEGORIES}
+    means = [(metric, False) for metric in AGGREGATES]
+    out[GROUP_FILE] = config_files.group_yaml(HEADER, GROUP, CATEGORIES, means, METADATA)
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    config_files.rewrite(files(), [GROUP_FILE])

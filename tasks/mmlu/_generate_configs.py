@@ -4,6 +4,8 @@ anywhere: `python tasks/mmlu/_generate_configs.py`). The shared settings are the
 
 from pathlib import Path
 
+from evalpack.tasks import config_files
+
 HERE = Path(__file__).resolve().parent
 # cais/mmlu's 57 subject configs (OLMES's MMLU_SUBJECTS), alphabetical
 SUBJECTS = (
@@ -124,31 +126,26 @@ def subject_yaml(group: str, subject: str, splits: str) -> str:
     )
 
 
-def group_yaml(spec: dict) -> str:
-    tasks = "".join(f"  - {spec['group']}_{subject}\n" for subject in SUBJECTS)
-    aggregates = "".join(
-        f"  - {{metric: {metric}, aggregation: mean, weight_by_size: {str(weighted).lower()}}}\n"
-        for metric, weighted in spec["aggregates"]
-    )
-    return (
-        f"{spec['comment']}group: {spec['group']}\ntask:\n{tasks}"
-        f"aggregate_metric_list:\n{aggregates}"
-        f'metadata:\n  version: 1.0\n  label: "{spec["label"]}"\n'
-        f"  primary: {spec['primary']}\n  breakdown:\n    - {{by: subtasks}}\n"
-        f"{spec['references']}"
-    )
+def group_file(folder: str) -> Path:
+    return HERE / folder / f"{GROUPS[folder]['group']}.yaml"
 
 
-def main() -> None:
+def files() -> dict[Path, str]:
+    """Every generated file and its text."""
+    out = {}
     for folder, spec in GROUPS.items():
-        out = HERE / folder
-        for stale in out.glob(f"{spec['group']}*.yaml"):
-            stale.unlink()
         for subject in SUBJECTS:
-            text = subject_yaml(spec["group"], subject, spec["splits"])
-            (out / f"{spec['group']}_{subject}.yaml").write_text(text, encoding="utf-8")
-        (out / f"{spec['group']}.yaml").write_text(group_yaml(spec), encoding="utf-8")
+            path = HERE / folder / f"{spec['group']}_{subject}.yaml"
+            out[path] = subject_yaml(spec["group"], subject, spec["splits"])
+        metadata = (
+            f'  version: 1.0\n  label: "{spec["label"]}"\n  primary: {spec["primary"]}\n'
+            f"  breakdown:\n    - {{by: subtasks}}\n{spec['references']}"
+        )
+        out[group_file(folder)] = config_files.group_yaml(
+            spec["comment"], spec["group"], SUBJECTS, spec["aggregates"], metadata
+        )
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    config_files.rewrite(files(), [group_file(folder) for folder in GROUPS])

@@ -4,6 +4,8 @@ anywhere: `python tasks/mmlu_pro/_generate_configs.py`). The shared settings are
 
 from pathlib import Path
 
+from evalpack.tasks import config_files
+
 HERE = Path(__file__).resolve().parent
 # MMLU-Pro's `category` values in OLMES's order (oe_eval/data/mmlu_pro_categories.py)
 CATEGORIES = (
@@ -70,31 +72,28 @@ def category_yaml(group: str, category: str, splits: str) -> str:
     )
 
 
-def group_yaml(spec: dict) -> str:
-    tasks = "".join(f"  - {spec['group']}_{slug(category)}\n" for category in CATEGORIES)
-    aggregates = "".join(
-        f"  - {{metric: {metric}, aggregation: mean, weight_by_size: {str(weighted).lower()}}}\n"
-        for metric, weighted in spec["aggregates"]
-    )
-    return (
-        f"{spec['comment']}group: {spec['group']}\ntask:\n{tasks}"
-        f"aggregate_metric_list:\n{aggregates}"
-        f'metadata:\n  version: 1.0\n  label: "{spec["label"]}"\n'
-        f"  primary: {{metric: exact_match, filter: none}}\n"
-        f"  breakdown:\n    - {{by: subtasks}}\n{NO_REFERENCES}"
-    )
+def group_file(folder: str) -> Path:
+    return HERE / folder / f"{GROUPS[folder]['group']}.yaml"
 
 
-def main() -> None:
+def files() -> dict[Path, str]:
+    """Every generated file and its text."""
+    out = {}
+    members = [slug(category) for category in CATEGORIES]
     for folder, spec in GROUPS.items():
-        out = HERE / folder
-        for stale in out.glob(f"{spec['group']}*.yaml"):
-            stale.unlink()
         for category in CATEGORIES:
-            text = category_yaml(spec["group"], category, spec["splits"])
-            (out / f"{spec['group']}_{slug(category)}.yaml").write_text(text, encoding="utf-8")
-        (out / f"{spec['group']}.yaml").write_text(group_yaml(spec), encoding="utf-8")
+            path = HERE / folder / f"{spec['group']}_{slug(category)}.yaml"
+            out[path] = category_yaml(spec["group"], category, spec["splits"])
+        metadata = (
+            f'  version: 1.0\n  label: "{spec["label"]}"\n'
+            "  primary: {metric: exact_match, filter: none}\n"
+            f"  breakdown:\n    - {{by: subtasks}}\n{NO_REFERENCES}"
+        )
+        out[group_file(folder)] = config_files.group_yaml(
+            spec["comment"], spec["group"], members, spec["aggregates"], metadata
+        )
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    config_files.rewrite(files(), [group_file(folder) for folder in GROUPS])
