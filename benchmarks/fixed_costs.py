@@ -1,7 +1,9 @@
 """What a run pays before its first request: a one-document run, today's way (lm-eval's task
 manager indexing all of lm-eval's built-in tasks) and the pack's (only the include path), with
 where the time goes; then the same one-document pair run again and again inside one leaderboard
-worker (model, imports and task index already there).
+worker (model, imports and task index already there); then what needs lm-eval's built-in tasks
+(a one-document run of lm-eval's own `ifeval`, `evalpack ls tasks`) without and with their
+index's disk cache.
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/fixed_costs.py [--pairs 4]
 
@@ -35,12 +37,27 @@ RUN = [
     "1",
     "--apply_chat_template",
 ]
-# the old way: every run indexes lm-eval's built-in tasks as well
+# the old way: every run indexes lm-eval's built-in tasks as well (no disk cache of their index)
 WITH_BUILTINS = (
     "from evalpack.commands import fixed_costs; "
     "fixed_costs.needs_builtin_tasks = lambda names, path: True; "
+    "from evalpack.commands import builtin_index; builtin_index.read = lambda file, key: None; "
 )
 MAIN = "from evalpack.commands.cli import main; main({argv!r})"
+# lm-eval's own ifeval, its dataset (google/IFEval, from the hub) read from the offline mirror
+BUILTIN_RUN = ["--model", "replay", "--model_args", "from_doc=prompt", "--tasks", "ifeval"]
+BUILTIN_RUN += ["--limit", "1"]
+IFEVAL_OFFLINE = (
+    "import os, datasets, json; "
+    "rows = [json.loads(l) for l in open(os.path.join(os.environ['EVALPACK_DATA_DIR'], "
+    "'google__IFEval', 'default', 'train.jsonl'))]; "
+    "datasets.load_dataset = lambda path, name=None, **kw: "
+    "datasets.DatasetDict(train=datasets.Dataset.from_list(rows)); "
+)
+# before this cache: lm-eval's own `ls` (index and output types read from every YAML)
+LM_EVAL_LS = (
+    "from lm_eval.__main__ import cli_evaluate; import sys; sys.argv = {argv!r}; cli_evaluate()"
+)
 # (label, function name in the profile, file it is defined in)
 PHASES = [
     ("imports (the pack, lm-eval)", "<module>", "utils/commands/cli.py"),
@@ -52,15 +69,31 @@ PHASES = [
 ]
 
 
-def timed(code: str) -> float:
+def timed(code: str, env: dict | None = None) -> float:
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", code],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
     return time.perf_counter() - start
+
+
+def builtin_tasks(scratch: Path) -> None:
+    """Runs that need lm-eval's built-in tasks: without the index's disk cache (a fresh cache
+    folder: the index is built, then written) and with it (read)."""
+    cache = {"EVALPACK_CACHE_DIR": str(scratch / "builtin-cache")}
+    run = IFEVAL_OFFLINE + MAIN.format(argv=BUILTIN_RUN)
+    cold, warm = timed(run, cache), timed(run, cache)
+    tasks = str(Path(__file__).resolve().parents[1] / "tasks")
+    own_ls = timed(LM_EVAL_LS.format(argv=["lm-eval", "ls", "tasks", "--include_path", tasks]))
+    ls = timed(MAIN.format(argv=["ls", "tasks"]), cache)
+    print("\nlm-eval's built-in tasks needed (their index: ~14,000 YAML files)")
+    print(f"one-document run of lm-eval's ifeval, no index cache (built, written): {cold:6.2f} s")
+    print(f"one-document run of lm-eval's ifeval, index read from the cache:       {warm:6.2f} s")
+    print(f"ls tasks: lm-eval's own {own_ls:6.2f} s, evalpack with the cache {ls:6.2f} s")
 
 
 def breakdown(prefix: str, scratch: Path) -> dict[str, float]:
@@ -124,6 +157,7 @@ def main() -> None:
         sys.exit("set EVALPACK_DATA_DIR (the offline mirror, e.g. ../shared/data)")
     with tempfile.TemporaryDirectory(prefix="fixed-costs-") as tmp:
         scratch = Path(tmp)
+        os.environ["EVALPACK_CACHE_DIR"] = str(scratch / "cache")  # never the user's
         pack_import = timed("import evalpack.commands.cli")
         old = timed(WITH_BUILTINS + MAIN.format(argv=RUN))
         new = timed(MAIN.format(argv=RUN))
@@ -148,6 +182,7 @@ def main() -> None:
             f"a pair after the first (model, imports, task index in place): "
             f"{sum(later) / len(later):.2f} s, everything of the pair included"
         )
+        builtin_tasks(scratch)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """One served checkpoint of a suite against a simulated continuous-batching server: its pairs
-one after the other (today's way before the stream) vs one stream of work (`stream`), in one
-run.
+one after the other (the way before the stream) vs one stream of work (`stream`), in one
+run; `--ways tokens,stream` compares the stream's order before (the most generation first)
+and now (heavily scored tasks first: their scoring overlaps the others' generation).
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/stream.py \\
-        [--limit N] [--scale 4] [--slots 256] [--tokens-per-second 30] [--prefill-ms 0.02]
+        [--limit N] [--scale 4] [--slots 256] [--tokens-per-second 30] [--prefill-ms 0.02] \\
+        [--ways pairs,tokens,stream]
 
 The server (OpenAI chat completions on 127.0.0.1) behaves like vLLM's scheduler seen from the
 client: at most `--slots` sequences in flight (others queue), each generating at a fixed
@@ -166,8 +168,29 @@ def busy_fraction(spans: list[tuple[float, float]], start: float, end: float, at
     return busy / (end - start)
 
 
+# the stream's order before heavily scored tasks went first: the worker sees no task as heavy
+BY_TOKENS = "from evalpack.commands import catalog\ncatalog.heavy_scoring = lambda *args: False\n"
+WAYS = {  # name: (stream, label)
+    "pairs": (False, "pairs one after the other (before)"),
+    "tokens": (True, "stream, most generation first"),
+    "stream": (True, "stream, heavy scoring first (now)"),
+}
+
+
+def worker_env(way: str, root: Path) -> dict:
+    """The worker's environment: for `tokens`, a `sitecustomize` that restores the old order."""
+    if way != "tokens":
+        return {}
+    folder = root / "by_tokens"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(BY_TOKENS)
+    return {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    }
+
+
 def run_way(
-    stream: bool,
+    way_name: str,
     engine: SimulatedEngine,
     url: str,
     entries: list[dict],
@@ -187,10 +210,11 @@ def run_way(
             "timeout": 3600,
         },
     }
-    board = root / ("stream" if stream else "pairs")
+    board = root / way_name
     extra = ["--limit", str(limit)] if limit else []
     spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, extra)
-    spec["stream"] = stream
+    spec["stream"] = WAYS[way_name][0]
+    spec["env"] = {**spec["env"], **worker_env(way_name, root)}
     start, since_epoch = time.monotonic(), time.time()
     executors.start_worker(spec, "local").wait()
     wall = time.monotonic() - start
@@ -242,7 +266,9 @@ def main() -> None:
     parser.add_argument("--tokens-per-second", type=float, default=30.0, help="per sequence")
     parser.add_argument("--prefill-ms", type=float, default=0.02, help="per prompt token")
     parser.add_argument("--scale", type=float, default=1.0, help="server clock speed-up")
-    parser.add_argument("--ways", choices=("both", "pairs", "stream"), default="both")
+    parser.add_argument(
+        "--ways", default="pairs,stream", help=f"comma-separated, of {', '.join(WAYS)}"
+    )
     parser.add_argument("--timeline", action="store_true", help="per task, and in flight")
     parser.add_argument("--keep", type=Path, help="write the boards here (else a temporary folder)")
     args = parser.parse_args()
@@ -276,13 +302,15 @@ def main() -> None:
         f"{'way':34s} {'wall s':>7s} {'ideal s':>8s} {'over':>6s} {'busy':>6s} "
         f"{'answers s':>10s} {'over':>6s} {'busy':>6s} {'requests':>9s} {'pairs':>6s}"
     )
-    ways = [(False, "pairs one after the other (before)"), (True, "one stream (now)")]
-    ways = [w for w in ways if args.ways in ("both", "stream" if w[0] else "pairs")]
+    ways = args.ways.split(",")
+    if not set(ways) <= set(WAYS):
+        sys.exit(f"--ways: of {', '.join(WAYS)}")
     try:
         with tempfile.TemporaryDirectory(prefix="stream-bench-") as tmp:
             tmp = args.keep or tmp
-            for stream, label in ways:
-                way = run_way(stream, engine, url, entries, args.limit, Path(tmp))
+            for name in ways:
+                label = WAYS[name][1]
+                way = run_way(name, engine, url, entries, args.limit, Path(tmp))
                 ideal = sum(e - s for s, e in way["spans"]) / args.slots
                 busy = busy_fraction(way["spans"], way["start"], way["end"], args.slots - slack)
                 answered = max(e for _, e in way["spans"])

@@ -47,6 +47,17 @@ def pytest_xdist_make_scheduler(config, log):
     return GroupScheduling(config, log)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def evalpack_cache(tmp_path_factory):
+    """The pack's cache folder (lm-eval's built-in task index) for this test session, shared by
+    its xdist workers and the processes tests start; never the user's own."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "evalpack-cache"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVALPACK_CACHE_DIR", str(folder))
+        yield folder
+
+
 requires_shared = pytest.mark.skipif(
     not DATA_DIR.is_dir(),
     reason=f"real benchmark data not found at {DATA_DIR} (a fresh clone without ../shared)",

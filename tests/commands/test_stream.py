@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from evalpack.commands import executors, rundirs
+from evalpack.commands import catalog, executors, rundirs, stream
 from evalpack.models.slots import (
     SCORING_NICENESS,
     Slots,
@@ -45,18 +45,39 @@ def test_a_freed_slot_goes_to_the_earliest_task():
     assert order == [1, 2, 3] and slots.busy == 0
 
 
-def test_the_run_with_most_generation_ahead_goes_first():
-    """Stream priorities: most new tokens asked for first (the long, slowly scored tasks),
-    then the earlier run; outside a stream every run is number 0."""
-    assert stream_priority(3) == (-3, 0)
+def test_heavily_scored_runs_then_the_most_generation_ahead_go_first():
+    """Stream priorities: runs of a heavily scored task first (its scoring then overlaps the
+    others' generation), then the most new tokens asked for, then the earlier run; outside a
+    stream every run is number 0 and not heavy."""
+    assert stream_priority(3) == (True, -3, 0)
+    with running_as(3, heavy_scoring=True):
+        heavy_shorter = stream_priority(512)
     with running_as(2):
         later_longer = stream_priority(20 * 2048)
     with running_as(1):
         earlier_shorter = stream_priority(512)
     with running_as(0):
         earliest_shorter = stream_priority(512)
-    ranked = sorted([earlier_shorter, later_longer, earliest_shorter])
-    assert ranked == [later_longer, earliest_shorter, earlier_shorter]
+    assert stream_priority(512) == (True, -512, 0)  # the setting ends with its run
+    ranked = sorted([earlier_shorter, later_longer, earliest_shorter, heavy_shorter])
+    assert ranked == [heavy_shorter, later_longer, earliest_shorter, earlier_shorter]
+
+
+def test_tasks_whose_yaml_declares_heavy_scoring_start_first():
+    """`scoring_cost: heavy` in a task's YAML metadata (a group: in a member's) puts its pair
+    first in the stream; the others keep the suite's order."""
+    heavy = ["minerva_math_tulu", "minerva_math_tulu_algebra", "codex_humanevalplus_tulu"]
+    heavy += ["bigcodebench_tulu", "bigcodebench_hard_tulu"]
+    light = ["gsm8k_tulu", "codex_humaneval_tulu", "codex_humanevalplus_tulu_greedy"]
+    light += ["minerva_math_500_tulu", "ifeval_tulu", "mmlu_mc_tulu", "no_such_task"]
+    assert [catalog.heavy_scoring(name) for name in heavy + light] == [True] * 5 + [False] * 7
+    suite = [entry["task"] for entry in catalog.load_suites()["tulu_3_dev"]["tasks"]]
+    ordered = stream.heavy_scoring_first([{"task": task} for task in suite])
+    assert [(pair["task"], heavy) for pair, heavy in ordered] == [
+        ("minerva_math_tulu", True),
+        ("codex_humanevalplus_tulu", True),
+        *[(task, False) for task in suite if task not in heavy],
+    ]
 
 
 def niceness_after_generation(streamed: bool) -> tuple[int, int, int]:

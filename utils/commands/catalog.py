@@ -1,7 +1,8 @@
 """The pack's catalog: its tasks, the benchmark facts their YAML declares, and its suites.
 
 Benchmark facts live once, in each task's or group's YAML `metadata` (see the README's "Adding
-a benchmark"): `label`, `primary: {metric, filter}`, `breakdown`, `references`, `chat`. Suites,
+a benchmark"): `label`, `primary: {metric, filter}`, `breakdown`, `references`, `chat`,
+`scoring_cost`. Suites,
 reports and the CLI read them from here; no module keeps a per-benchmark table.
 """
 
@@ -94,6 +95,16 @@ def declaring(names: list[str], key: str, value: bool, index: dict | None = None
         elif config.get("metadata", {}).get(key, not value) is value:
             found.append(name)
     return found
+
+
+def heavy_scoring(name: str, index: dict | None = None) -> bool:
+    """Whether scoring task or group `name` takes minutes of CPU on a full run: its YAML
+    metadata says `scoring_cost: heavy` (sympy on thousands of answers, sandboxed programs by
+    the thousand), or, for a group, one of its members' does."""
+    config = task_config(name, index)
+    if (config.get("metadata") or {}).get("scoring_cost") == "heavy":
+        return True
+    return any(heavy_scoring(member, index) for member in members(config))
 
 
 def chat_tasks(names: list[str], index: dict | None = None, chat: bool = True) -> list[str]:

@@ -131,6 +131,7 @@ def execute(args: argparse.Namespace) -> int:
         return args.func(args)
     if getattr(args, "include_path", "") is None:
         args.include_path = str(tasks_dir())
+    fixed_costs.install()  # lm-eval's built-in task index from its disk cache (ls, validate)
     if getattr(args, "command", None) != "run":
         args.func(args)
         return 0

@@ -77,13 +77,15 @@ def error_line(exc: BaseException, include_path: str | None = None) -> str:
 
 def unknown_tasks(names: list[str], include_path: str | None) -> str:
     """ "no task named X (did you mean ...?)": close names among the pack's tasks, else among
-    lm-eval's too (indexing those takes seconds)."""
-    from lm_eval.tasks import TaskManager
+    lm-eval's too (their index from its disk cache)."""
+    from .fixed_costs import IncludePathTaskManager
 
     parts = []
     for name in names:
         close = catalog.close_matches(name, catalog.task_index(include_path)) or (
-            catalog.close_matches(name, TaskManager(include_path=include_path).task_index)
+            catalog.close_matches(
+                name, IncludePathTaskManager(include_path=include_path).task_index
+            )
         )
         guess = f" (did you mean {' or '.join(close)}?)" if close else ""
         parts.append(f"no task named {name!r}{guess}")

@@ -5,6 +5,8 @@
   task a run names is under its include path, the built-in ones are never looked at: the run's
   task manager then indexes the include path alone (`pack_only`). A run naming any other task
   (one of lm-eval's own, a YAML file, a folder) gets lm-eval's task manager unchanged.
+* A run naming one of lm-eval's own tasks (and `ls`, and "did you mean") takes lm-eval's index
+  of its built-in tasks from a disk cache (`builtin_index`), the include path's tasks on top.
 * lm-eval compiles a Jinja template anew for every doc and field it renders (`doc_to_text`,
   `doc_to_target` of every few-shot example...); here each template is compiled once.
 * The environment report lm-eval saves with every result (torch's `collect_env`: a few
@@ -22,11 +24,12 @@ import functools
 import threading
 
 import lm_eval.tasks
+import lm_eval.tasks.manager
 import lm_eval.utils
 from lm_eval.tasks import TaskManager
 from lm_eval.tasks._index import Kind
 
-from . import catalog
+from . import builtin_index, catalog
 
 _local = threading.local()
 
@@ -34,22 +37,49 @@ _local = threading.local()
 class IncludePathTaskManager(TaskManager):
     """lm-eval's task manager; inside `pack_only`, with the include path's index alone, taken
     from the catalog's (built once per process; each manager gets its own copy of the mapping,
-    to which lm-eval adds namespaced names while building groups)."""
+    to which lm-eval adds namespaced names while building groups). Otherwise lm-eval's built-in
+    tasks come from their disk cache (`builtin_index`), the include path's on top."""
 
     def __init__(
         self, verbosity=None, include_path=None, include_defaults: bool = True, metadata=None
     ) -> None:
-        if not (getattr(_local, "pack_only", False) and include_path):
+        pack_only = getattr(_local, "pack_only", False) and include_path
+        if not (pack_only or include_defaults):
             super().__init__(verbosity, include_path, include_defaults, metadata)
             return
         super().__init__(verbosity, None, False, metadata)  # indexes nothing
         self.include_path = include_path
-        self._index = dict(catalog.task_index(include_path))
+        self._output_types: dict[str, str | None] = {}
+        if pack_only:
+            self._index = dict(catalog.task_index(include_path))
+        else:
+            self._index, self._output_types = builtin_index.builtin_index()
+            builtin_index.with_include_path(include_path, self._index)
         kinds = {name: entry.kind for name, entry in self._index.items()}
         self._all_tasks = sorted(kinds)
         self._all_subtasks = sorted(n for n, k in kinds.items() if k in (Kind.TASK, Kind.PY_TASK))
         self._all_groups = sorted(n for n, k in kinds.items() if k is Kind.GROUP)
         self._all_tags = sorted(n for n, k in kinds.items() if k is Kind.TAG)
+
+    def list_all_tasks(self, *args, **kwargs) -> str:
+        """lm-eval's table of tasks; it reads every task's YAML again for its output type
+        alone, which for the built-in tasks comes from the cache here."""
+        types = getattr(self, "_output_types", None)
+        if not types:
+            return super().list_all_tasks(*args, **kwargs)
+        read = lm_eval.tasks.manager.load_yaml
+
+        def output_type_only(path, *more, **options):
+            if str(path) not in types:
+                return read(path, *more, **options)
+            known = types[str(path)]
+            return {} if known is None else {"output_type": known}
+
+        lm_eval.tasks.manager.load_yaml = output_type_only
+        try:
+            return super().list_all_tasks(*args, **kwargs)
+        finally:
+            lm_eval.tasks.manager.load_yaml = read
 
 
 @functools.lru_cache(maxsize=4096)

@@ -5,14 +5,16 @@ ever fewer requests in flight) and the server then waits while the task is score
 one is built. Here every pair of a unit runs in its own thread, each still an ordinary
 `evalpack run` with its own results, sample logs, completion log and markers:
 
+* the tasks whose scoring is heavy (their YAML's `scoring_cost: heavy`: MATH, HumanEval+,
+  BigCodeBench) start first, the others after them in the unit's order;
 * pair k+1 starts building its requests as soon as pair k's requests go out (its first model
   call), so building is never done twice at once and the first requests go out early;
 * the served model's concurrency is shared by all pairs (`evalpack.models.slots`): the server
   has `num_concurrent` requests in flight until the checkpoint's last one, and a free slot goes
-  to the waiting request of the task with the most generation ahead of it (its requests'
-  `max_tokens` summed; the earliest task among equals), so HumanEval's 20 samples and MATH
-  finish generating first and are scored (execution, math-verify) while the others generate,
-  and the stream ends on short requests of cheaply scored tasks;
+  to the waiting request of a heavily scored task, then of the task with the most generation
+  ahead of it (its requests' `max_tokens` summed; the earliest task among equals), so the
+  slowly scored tasks finish generating first and are scored (sympy, sandboxed programs) while
+  the others generate, and the stream ends on requests of cheaply scored tasks;
 * a pair that fails ends its own thread only (and lets the next one start).
 
 lm-eval's and the pack's log records of a pair's thread go to the pair's `lm_eval.log`; output
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..models.slots import running_as
+from . import catalog
 
 LOG_FORMAT = "%(levelname)s %(name)s: %(message)s"
 JOIN_STEP = 0.5  # seconds; joins are short so that Ctrl-C reaches the main thread
@@ -62,24 +65,35 @@ def import_lazy_modules() -> None:
         transformers.PreTrainedTokenizerBase  # noqa: B018  (the access imports it)
 
 
-def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None:
-    """`run_one(pair)` for every pair, each in its own thread, pair k+1 starting when pair k
-    reaches the model (or ends), with requests of earlier pairs first in line."""
-    import_lazy_modules()
-    reached = [threading.Event() for _ in pairs]
+def heavy_scoring_first(pairs: list[dict]) -> list[tuple[dict, bool]]:
+    """The pairs, those whose task's scoring is heavy first (each group in the given order),
+    each with whether it is."""
+    marked = [(pair, catalog.heavy_scoring(pair["task"])) for pair in pairs]
+    return sorted(marked, key=lambda marked_pair: not marked_pair[1])
 
-    def run(number: int, pair: dict) -> None:
+
+def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None:
+    """`run_one(pair)` for every pair, each in its own thread, heavily scored tasks first, pair
+    k+1 starting when pair k reaches the model (or ends), with requests of heavily scored tasks,
+    then of earlier pairs, first in line."""
+    import_lazy_modules()
+    ordered = heavy_scoring_first(pairs)
+    reached = [threading.Event() for _ in ordered]
+
+    def run(number: int, pair: dict, heavy: bool) -> None:
         if number:
             reached[number - 1].wait()
         try:
-            with running_as(number, reached[number].set):
+            with running_as(number, reached[number].set, heavy):
                 run_one(pair)
         finally:
             reached[number].set()
 
     threads = [
-        threading.Thread(target=run, args=(number, pair), daemon=True, name=f"pair-{pair['task']}")
-        for number, pair in enumerate(pairs)
+        threading.Thread(
+            target=run, args=(number, pair, heavy), daemon=True, name=f"pair-{pair['task']}"
+        )
+        for number, (pair, heavy) in enumerate(ordered)
     ]
     for thread in threads:
         thread.start()

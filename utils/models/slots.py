@@ -4,10 +4,11 @@ A leaderboard worker that streams a checkpoint (`evalpack.commands.stream`) runs
 by side against one served model. Each task's `generate_until` sends on its own threads, but
 `Slots` holds the model's concurrency (`num_concurrent`) for all of them together: the server
 gets that many requests at once, not that many per task, and a free slot goes to the waiting
-request of the task with the most generation ahead of it (`stream_priority`), so the tasks
-that can run longest and score slowest (HumanEval's 20 samples, MATH) finish generating
-first and are scored while the others generate, and the stream ends on short, cheaply scored
-requests (a short tail); among equals the earliest task goes first.
+request of a task whose scoring is heavy (its YAML's `scoring_cost: heavy`: MATH's sympy,
+HumanEval+'s and BigCodeBench's programs), then to the task with the most generation ahead
+of it (`stream_priority`): the slowly scored tasks finish generating first and are scored
+while the others generate, and the stream ends on cheaply scored requests (a short tail after
+the last answer); among equals the earliest task goes first.
 
 The task's number is a per-thread setting (`running_as`), read by `generate_until` in the
 thread that calls it; the same setting carries a callback for the first model call of a run
@@ -34,20 +35,26 @@ WAIT_STEP = 0.5  # seconds between checks that the waiting request's dispatch wa
 
 
 @contextlib.contextmanager
-def running_as(priority: int, on_model_call: Callable[[], None] | None = None):
-    """Within: this thread's run is number `priority` of the stream (`stream_priority`), and
-    `on_model_call` is called at its first call to the model."""
+def running_as(
+    priority: int, on_model_call: Callable[[], None] | None = None, heavy_scoring: bool = False
+):
+    """Within: this thread's run is number `priority` of the stream (`stream_priority`), its
+    task's scoring is heavy or not, and `on_model_call` is called at its first model call."""
     _local.priority, _local.on_model_call, _local.streamed = priority, on_model_call, True
+    _local.heavy_scoring = heavy_scoring
     try:
         yield
     finally:
         _local.priority, _local.on_model_call, _local.streamed = 0, None, False
+        _local.heavy_scoring = False
 
 
-def stream_priority(max_tokens: int) -> tuple[int, int]:
-    """The priority of this thread's requests, for a run that asks for `max_tokens` new
-    tokens at most over all its requests: most first, then the earliest run."""
-    return -max_tokens, getattr(_local, "priority", 0)
+def stream_priority(max_tokens: int) -> tuple[bool, int, int]:
+    """The priority of this thread's requests (lowest first), for a run that asks for
+    `max_tokens` new tokens at most over all its requests: heavy scoring first, then the most
+    tokens, then the earliest run."""
+    heavy = getattr(_local, "heavy_scoring", False)
+    return not heavy, -max_tokens, getattr(_local, "priority", 0)
 
 
 def reached_model() -> None:

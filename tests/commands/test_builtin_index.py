@@ -1,0 +1,138 @@
+"""lm-eval's built-in task index from its disk cache: the same index and the same built task as
+lm-eval's own `TaskManager`; rebuilt, with one line, when stale or unreadable; silent when fresh."""
+
+import json
+import logging
+import shutil
+
+import datasets
+import pytest
+from lm_eval.tasks.manager import TaskManager as LmEvalTaskManager
+
+from evalpack.commands import builtin_index, fixed_costs
+from tests.conftest import DATA_DIR, TASKS_DIR, read_jsonl, requires_shared
+
+IFEVAL = DATA_DIR / "google__IFEval" / "default" / "train.jsonl"
+
+
+def ours(caplog) -> list[str]:
+    """The lines the pack logged (lm-eval's own warnings, e.g. "aime24 overrides", aside)."""
+    return [r.getMessage() for r in caplog.records if r.name.startswith("evalpack")]
+
+
+def entries(index: dict) -> list[tuple]:
+    return [(n, e.kind, e.yaml_path and str(e.yaml_path), sorted(e.tags)) for n, e in index.items()]
+
+
+def built(manager, name: str) -> tuple[dict, list]:
+    """Task `name` as `manager` builds it: its config and its first three docs' requests."""
+    task = manager.load([name])["tasks"][name]
+    task.build_all_requests(limit=3, rank=0, world_size=1)
+    return task.dump_config(), [(i.doc_id, i.request_type, i.arguments) for i in task.instances]
+
+
+@pytest.fixture
+def ifeval_offline(monkeypatch):
+    """lm-eval's own `ifeval` reads google/IFEval from the hub: here, its first rows from the
+    mirror."""
+    if not IFEVAL.is_file():
+        pytest.skip(f"real benchmark data not found at {IFEVAL}")
+    rows = read_jsonl(IFEVAL)[:5]
+
+    def load_dataset(path, name=None, **kwargs):
+        assert path == "google/IFEval", path
+        return datasets.DatasetDict({"train": datasets.Dataset.from_list(rows)})
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+
+
+@requires_shared
+def test_a_builtin_task_is_the_same_with_the_cache(ifeval_offline, caplog):
+    own = LmEvalTaskManager(include_path=str(TASKS_DIR))  # lm-eval's, no cache
+    fixed_costs.IncludePathTaskManager(include_path=str(TASKS_DIR))  # the cache exists after
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        cached = fixed_costs.IncludePathTaskManager(include_path=str(TASKS_DIR))
+    assert not ours(caplog)  # a fresh cache is read silently
+    assert builtin_index.cache_file(builtin_index.builtin_root()).is_file()
+    assert entries(cached.task_index) == entries(own.task_index)
+    assert (cached.all_subtasks, cached.all_groups, cached.all_tags) == (
+        own.all_subtasks,
+        own.all_groups,
+        own.all_tags,
+    )
+    for name in ("ifeval", "gsm8k", "mmlu_pro", "aime24"):  # aime24: the pack's overrides it
+        assert cached.task_index[name].cfg == own.task_index[name].cfg
+    assert type(cached.task_index["ifeval"]) is builtin_index.CachedEntry
+    assert built(cached, "ifeval") == built(own, "ifeval")
+
+
+@pytest.fixture
+def small_lm_eval(tmp_path, monkeypatch):
+    """A copy of two of lm-eval's task folders standing in for its built-in tasks, and an
+    empty cache folder."""
+    root = tmp_path / "lm_eval_tasks"
+    for folder in ("gsm8k", "arc"):
+        shutil.copytree(builtin_index.builtin_root() / folder, root / folder)
+    monkeypatch.setattr(builtin_index, "builtin_root", lambda: root)
+    monkeypatch.setenv(builtin_index.CACHE_ENV, str(tmp_path / "cache"))
+    return root
+
+
+def test_the_cache_is_written_once_and_read_after(small_lm_eval, caplog):
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        first, first_types = builtin_index.builtin_index()
+        again, again_types = builtin_index.builtin_index()
+    assert not ours(caplog)  # no file yet is not worth a line
+    assert "gsm8k" in first and "arc_easy" in first and "ai2_arc" in first  # task, tag
+    assert entries(again) == entries(first)
+    assert first_types == again_types and set(first_types.values()) >= {"generate_until"}
+    assert {type(e) for e in again.values()} == {builtin_index.CachedEntry}
+    (file,) = builtin_index.cache_dir().iterdir()  # no temporary file left beside it
+    assert json.loads(file.read_text())["lm_eval"] == builtin_index.lm_eval.__version__
+
+
+def test_a_stale_cache_is_rebuilt(small_lm_eval, caplog):
+    builtin_index.builtin_index()
+    yaml = small_lm_eval / "gsm8k" / "gsm8k.yaml"
+    yaml.write_text(yaml.read_text().replace("task: gsm8k\n", "task: gsm8k_renamed\n"))
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        index, _ = builtin_index.builtin_index()
+    assert "gsm8k_renamed" in index and "gsm8k" not in index
+    (line,) = ours(caplog)
+    assert line.startswith("lm-eval's tasks changed since") and "indexing them again" in line
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        assert "gsm8k_renamed" in builtin_index.builtin_index()[0]  # rewritten: read silently
+    assert not ours(caplog)
+
+
+def test_an_unreadable_cache_is_one_line_and_rebuilt(small_lm_eval, caplog):
+    builtin_index.builtin_index()
+    (file,) = builtin_index.cache_dir().iterdir()
+    file.write_text('{"format": 1, "rows": [')
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        index, _ = builtin_index.builtin_index()
+    assert "gsm8k" in index
+    (line,) = ours(caplog)
+    assert line.startswith(f"cannot read {file} (") and not caplog.records[-1].exc_info
+    assert json.loads(file.read_text())["rows"]  # rewritten whole
+
+
+def test_a_cache_folder_that_cannot_be_written_is_one_line(small_lm_eval, tmp_path, caplog):
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("")
+    with pytest.MonkeyPatch.context() as patch, caplog.at_level(logging.INFO, logger="evalpack"):
+        patch.setenv(builtin_index.CACHE_ENV, str(blocker / "cache"))
+        index, _ = builtin_index.builtin_index()
+    assert "gsm8k" in index
+    (line,) = ours(caplog)
+    assert line.startswith("cannot write lm-eval's task index to")
+
+
+def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv(builtin_index.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert builtin_index.cache_dir() == tmp_path / "xdg" / "evalpack"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert builtin_index.cache_dir() == tmp_path / "home" / ".cache" / "evalpack"
