@@ -281,14 +281,17 @@ def test_humaneval_only_passes_are_counted_end_to_end(mirror, tmp_path):
     file.write_text(
         "".join(json.dumps({"key": k, "completion": c}) + "\n" for k, c in first_per_doc.items())
     )
-    # one sample per doc; the 151 other docs answer with nothing and fail both tests
+    # one sample per doc; the docs run beside them (every 10th) answer with nothing and fail
+    named = {int(key.rsplit("#", 1)[1]) for key in first_per_doc}
+    docs = sorted(named | set(range(0, 164, 10)))
     out = replay_eval(
         ["codex_humanevalplus_tulu_greedy"],
         f"completions={file},missing=empty",
         confirm_run_unsafe_code=True,
+        samples={"codex_humanevalplus_tulu_greedy": docs},
     )
     results = out["results"]["codex_humanevalplus_tulu_greedy"]
-    assert len(first_per_doc) == 13
+    assert len(first_per_doc) == 13 and len(docs) > 13
     assert results["passes_humaneval_fails_plus,execution"] == 13
     assert results["pass_at_1,execution"] == 0.0
 
