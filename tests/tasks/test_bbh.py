@@ -20,6 +20,7 @@ from tests.conftest import (
     requires_shared,
     task_manager,
 )
+from tests.scoring.test_bbh_answers import TARGETS_NOT_AN_OPTION, WORDS_WITH_PUNCTUATION
 
 SUBTASKS = (
     sorted(p.name for p in (DATA_DIR / "lukaemon__bbh").iterdir()) if DATA_DIR.is_dir() else []
@@ -82,21 +83,42 @@ def test_system_instruction_is_a_separate_system_message(mirror):
     assert messages[1]["content"].startswith("Determine which of two sentences is sarcastic.")
 
 
+def every_tenth_doc(groups: list[str], also: set[str] = frozenset()) -> dict[str, list[int]]:
+    """lm-eval's `samples` for the subtasks of `groups`: every 10th doc of each, and the docs
+    named in `also` ("<subtask>#<row>")."""
+    samples = {}
+    for subtask in SUBTASKS:
+        rows = len(read_jsonl(DATA_DIR / "lukaemon__bbh" / subtask / "test.jsonl"))
+        named = {int(key.split("#")[1]) for key in also if key.startswith(f"{subtask}#")}
+        for group in groups:
+            samples[f"{group}_{subtask}"] = sorted({*range(0, rows, 10), *named})
+    return samples
+
+
 @requires_shared
 def test_real_targets_as_final_sentences(mirror):
-    # 18 targets cannot be read back by OLMES's patterns, 3 even by flex: see test_bbh_answers
-    out = replay_eval(["bbh_cot_v1_tulu"], "from_doc=So the answer is {target}.")["results"]
-    assert out["bbh_cot_v1_tulu"]["exact_match,cot"] == pytest.approx(6493 / 6511)
-    assert out["bbh_cot_v1_tulu"]["exact_match_flex,cot"] == pytest.approx(6508 / 6511)
+    # 18 targets cannot be read back by OLMES's patterns, 3 even by flex: through lm-eval here,
+    # those and every 10th doc of each subtask (test_bbh_answers reads all 6,511 targets)
+    unreadable = TARGETS_NOT_AN_OPTION | WORDS_WITH_PUNCTUATION
+    samples = every_tenth_doc(["bbh_cot_v1_tulu"], also=unreadable)
+    docs = sum(map(len, samples.values()))
+    out = replay_eval(["bbh_cot_v1_tulu"], "from_doc=So the answer is {target}.", samples=samples)[
+        "results"
+    ]
+    assert len(unreadable) == 18 and len(TARGETS_NOT_AN_OPTION) == 3
+    assert out["bbh_cot_v1_tulu"]["exact_match,cot"] == pytest.approx((docs - 18) / docs)
+    assert out["bbh_cot_v1_tulu"]["exact_match_flex,cot"] == pytest.approx((docs - 3) / docs)
     assert out["bbh_cot_v1_tulu_boolean_expressions"]["exact_match,cot"] == 1.0
 
 
 @requires_shared
 def test_real_completions_score_without_error(mirror, tmp_path):
+    # every 10th doc of each subtask (test_bbh_answers scores all 6,511 real completions)
     real = [r for r in read_jsonl(OUTPUTS / "bbh.jsonl") if r["source"] != "synthetic"]
     file = tmp_path / "real.jsonl"
     file.write_text("".join(json.dumps(r) + "\n" for r in real))
-    out = replay_eval(["bbh_cot_v1_tulu", "bbh_cot_tulu"], f"completions={file}")["results"]
+    groups = ["bbh_cot_v1_tulu", "bbh_cot_tulu"]
+    out = replay_eval(groups, f"completions={file}", samples=every_tenth_doc(groups))["results"]
     micro = out["bbh_cot_v1_tulu"]["exact_match,cot"]
     macro = out["bbh_cot_v1_tulu"]["exact_match_macro,cot"]
     subtask_mean = sum(out[f"bbh_cot_v1_tulu_{s}"]["exact_match,cot"] for s in SUBTASKS) / 27

@@ -105,14 +105,18 @@ def test_metadata_sets_the_time_limit_and_repeats(mirror):
 
 @requires_shared
 def test_reference_solutions_pass_except_the_unpassable_humaneval_32(mirror):
+    # every 4th doc, /32 among them (benchmarks/execution_sweeps.py runs all 164: 163 pass)
+    docs = list(range(0, 164, 4))
     out = replay_eval(
         ["codex_humanevalplus_tulu_greedy"],
         "from_doc={canonical_solution}",
         confirm_run_unsafe_code=True,
         log_samples=True,
+        samples={"codex_humanevalplus_tulu_greedy": docs},
     )
     results = out["results"]["codex_humanevalplus_tulu_greedy"]
-    assert results["pass_at_1,execution"] == pytest.approx(163 / 164)
+    assert 32 in docs and len(out["samples"]["codex_humanevalplus_tulu_greedy"]) == len(docs)
+    assert results["pass_at_1,execution"] == pytest.approx((len(docs) - 1) / len(docs))
     failed = {
         s["doc"]["task_id"]: s["filtered_resps"][0][0]
         for s in out["samples"]["codex_humanevalplus_tulu_greedy"]
@@ -141,12 +145,32 @@ def dev_completion(row, outputs, plus, original):
     return completion
 
 
+def dev_rows() -> list[dict]:
+    return read_jsonl(OLMES_REF / "scores_dev_humanevalplus.jsonl")
+
+
+def dev_slice(rows: list[dict]) -> list[dict]:
+    """The rows the tests run: every row OLMES did not pass (its failures and time-outs, where
+    its quirks show; cheap to run) and every 4th row it passed (a passing program runs every
+    input of HumanEval+, ~0.4 s of CPU each). benchmarks/execution_sweeps.py runs all 291 and
+    prints any disagreement."""
+    passed = [row for row in rows if row["exec_result"] == "passed"]
+    return [row for row in rows if row["exec_result"] != "passed" or row in passed[::4]]
+
+
+def kinds(rows) -> set:
+    """(OLMES's verdict, HumanEval's verdict where recorded, where the completion comes from)."""
+    return {
+        (row["exec_result"], row.get("passed_humaneval"), row["id"].split("/")[0]) for row in rows
+    }
+
+
 @pytest.fixture(scope="module")
 def dev_records():
-    """Our records for every row of OLMES's scores_dev_humanevalplus.jsonl, run in one batch:
-    the task's loader and runs (OLMES's program against HumanEval+'s and HumanEval's tests) on
-    the raw completion, as OLMES scored it (the filter would first cut at the stop strings,
-    where a real backend stops: see test_text_after_a_stop_string_is_not_run)."""
+    """Our records for the `dev_slice` of OLMES's scores_dev_humanevalplus.jsonl, run in one
+    batch: the task's loader and runs (OLMES's program against HumanEval+'s and HumanEval's
+    tests) on the raw completion, as OLMES scored it (the filter would first cut at the stop
+    strings, where a real backend stops: see test_text_after_a_stop_string_is_not_run)."""
     if not DATA_DIR.is_dir():
         pytest.skip(f"real benchmark data not found at {DATA_DIR}")
     with pytest.MonkeyPatch.context() as patch:
@@ -154,7 +178,7 @@ def dev_records():
         docs = {
             doc["doc_key"]: doc for doc in humanevalplus.load(path="evalplus/humanevalplus")["test"]
         }
-    rows = read_jsonl(OLMES_REF / "scores_dev_humanevalplus.jsonl")
+    rows = dev_slice(dev_rows())
     outputs = {r["id"]: r["completion"] for r in read_jsonl(OUTPUTS / "humaneval.jsonl")}
     plus, original = (
         plus_docs(),
@@ -174,9 +198,17 @@ def dev_records():
 
 
 @requires_shared
-def test_olmes_verdicts_reproduced_on_every_dev_row_not_timing_sensitive(dev_records):
+def test_olmes_verdicts_reproduced_on_dev_rows_of_every_kind_not_timing_sensitive(dev_records):
+    every_row = dev_rows()
+    assert len(every_row) == 291
+    # the slice holds every kind of row the reference has (9), each verdict OLMES did not give
+    assert kinds(row for row, _ in dev_records) == kinds(every_row)
+    assert len(kinds(every_row)) == 9
+    assert [row for row in every_row if row["exec_result"] != "passed"] == [
+        row for row, _ in dev_records if row["exec_result"] != "passed"
+    ]
     checked = [(row, record) for row, record in dev_records if not row["timing_sensitive"]]
-    assert len(dev_records) == 291 and len(checked) == 289
+    assert len(dev_records) == 129 and len(checked) == 127
     wrong = [
         (row["id"], row["exec_result"], record["olmes"])
         for row, record in checked
@@ -184,7 +216,7 @@ def test_olmes_verdicts_reproduced_on_every_dev_row_not_timing_sensitive(dev_rec
     ]
     assert wrong == []
     with_humaneval = [(row, record) for row, record in checked if "passed_humaneval" in row]
-    assert len(with_humaneval) == 226
+    assert len(with_humaneval) == 108
     assert [
         row["id"]
         for row, record in with_humaneval
@@ -249,14 +281,17 @@ def test_humaneval_only_passes_are_counted_end_to_end(mirror, tmp_path):
     file.write_text(
         "".join(json.dumps({"key": k, "completion": c}) + "\n" for k, c in first_per_doc.items())
     )
-    # one sample per doc; the 151 other docs answer with nothing and fail both tests
+    # one sample per doc; the docs run beside them (every 10th) answer with nothing and fail
+    named = {int(key.rsplit("#", 1)[1]) for key in first_per_doc}
+    docs = sorted(named | set(range(0, 164, 10)))
     out = replay_eval(
         ["codex_humanevalplus_tulu_greedy"],
         f"completions={file},missing=empty",
         confirm_run_unsafe_code=True,
+        samples={"codex_humanevalplus_tulu_greedy": docs},
     )
     results = out["results"]["codex_humanevalplus_tulu_greedy"]
-    assert len(first_per_doc) == 13
+    assert len(first_per_doc) == 13 and len(docs) > 13
     assert results["passes_humaneval_fails_plus,execution"] == 13
     assert results["pass_at_1,execution"] == 0.0
 
