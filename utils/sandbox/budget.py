@@ -1,10 +1,18 @@
 """A job's time budget: CPU time of its slot's group (and of its trusted worker where that is
 outside the group) against the job's limit, with a wall-clock backstop; without cgroups, wall
 time. Memoized results (see `memo`) are charged the time their first computation took.
+
+The backstop is for jobs that wait instead of computing (a sleep, a blocked read). Time the
+job's candidate and its trusted worker spent runnable but waiting for a CPU (the kernel's
+schedstat) does not count towards it: on a loaded machine an honest job that computes is
+judged by its CPU time alone, whatever else the machine runs. A candidate cannot make that
+time grow without the machine's load: its own processes share one core and their CPU time
+counts against the limit.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 from . import pool
@@ -33,11 +41,25 @@ class Budget:
         self.cores = 1 if slot.worker_in_group else 2
         self.start = time.monotonic()
         self.charged = 0.0  # seconds charged for memoized results (`charge`)
+        # schedstat file -> its wait at the start: this thread now, its candidate once forked
+        worker = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+        self.waits = {worker: _cpu_wait(worker)}
         if self.clock is None:
             self.wall_limit = timeout
         else:
             self.wall_limit = WALL_FACTOR * timeout + WALL_EXTRA
             self.cpu_start = self.clock() + self.own_time()
+
+    def watch(self, pidfd: int) -> None:
+        """Count the candidate's waits for a CPU too (`pidfd`: its pidfd)."""
+        path = _candidate_schedstat(pidfd)
+        if path:
+            self.waits[path] = 0.0  # (a new process: it waited nothing before)
+
+    def cpu_waits(self) -> float:
+        """Seconds the job's processes have waited, runnable, for a CPU since the start (a
+        candidate's until it is gone)."""
+        return sum(max(0.0, _cpu_wait(path) - start) for path, start in self.waits.items())
 
     def charge(self, seconds: float) -> None:
         """Count `seconds` as spent (a memoized result's first computation took them)."""
@@ -66,9 +88,42 @@ class Budget:
                 f"time limit: {self.timeout - left:.2f} s of CPU time (limit {self.timeout:g} s)",
                 "cpu",
             )
-        if time.monotonic() - self.start + self.charged > self.wall_limit:
-            what = "wall-clock backstop" if self.clock else "wall-clock limit"
+        wall = time.monotonic() - self.start + self.charged
+        if wall <= self.wall_limit:
+            return None
+        if self.clock is None:
             return CandidateFailure(
-                "timeout", f"time limit: {what} of {self.wall_limit:g} s", "wall"
+                "timeout", f"time limit: wall-clock limit of {self.wall_limit:g} s", "wall"
             )
-        return None
+        waits = self.cpu_waits()  # read only past the backstop: most jobs never get here
+        if wall - waits <= self.wall_limit:
+            return None
+        return CandidateFailure(
+            "timeout",
+            f"time limit: wall-clock backstop of {self.wall_limit:g} s "
+            f"(not counting {waits:.2f} s spent waiting for a CPU)",
+            "wall",
+        )
+
+
+def _cpu_wait(schedstat: str) -> float:
+    """Seconds the thread or process of a /proc schedstat file has spent runnable but not
+    running; 0 once it is gone (or where the kernel keeps no such count)."""
+    try:
+        with open(schedstat, "rb") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _candidate_schedstat(pidfd: int) -> str:
+    """The schedstat file of the process behind `pidfd`, by its pid in this process's PID
+    namespace (the zygote's answer numbers it in the zygote's)."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Pid:"):
+                    return f"/proc/{int(line.split()[1])}/schedstat"
+    except (OSError, ValueError):
+        pass
+    return ""

@@ -255,6 +255,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
             seconds = time.monotonic() - budget.start
             return None if plan else Verdict(False, "error", f"program not sent: {exc}", seconds)
         theirs.close()
+        budget.watch(pidfd)
         proxy = _Proxy(ours, budget, plan.fingerprints if plan else ())
         try:
             verdict = _run_test(job, proxy)
