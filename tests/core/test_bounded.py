@@ -3,6 +3,11 @@ import threading
 import time
 
 from evalpack.core.bounded import BoundExceeded, bounded_map, time_limit
+from tests.conftest import BACKSTOP
+
+# The hard bound a spinning item must reach: far beyond what every other item of its map needs
+# (a fork and a few ms of work, the soft bound's 0.2 s of CPU) however loaded the machine is.
+HARD_BOUND = 5.0
 
 
 def _work(item):
@@ -26,7 +31,7 @@ def _work(item):
 
 def test_outcomes_keep_order_and_survive_hangs_crashes_and_errors():
     items = [("ok", 1), ("spin", 0), ("raise", "bad"), ("exit", 0), ("soft", 0), ("ok", 21)]
-    outcomes = bounded_map(_work, items, timeout=1.5, workers=2)
+    outcomes = bounded_map(_work, items, timeout=HARD_BOUND, workers=2)
     assert [o.status for o in outcomes] == ["ok", "timeout", "error", "error", "ok", "ok"]
     assert outcomes[0].value == 2 and outcomes[5].value == 42
     assert outcomes[2].error == "ValueError: bad"
@@ -40,7 +45,7 @@ def test_hard_bound_works_from_a_non_main_thread():
         target=lambda: result.update(out=bounded_map(_work, [("spin", 0)], timeout=0.5))
     )
     thread.start()
-    thread.join(30)
+    thread.join(BACKSTOP)
     assert not thread.is_alive()
     assert result["out"][0].status == "timeout"
 
@@ -94,18 +99,36 @@ def _stamped(item):
     return item, time.monotonic_ns()
 
 
-def test_a_long_key_is_shared_early_so_the_run_ends_on_short_items():
+def test_a_long_key_is_shared_early_so_the_run_ends_on_short_items(tmp_path):
     """A worker whose key runs out takes the key with the most work left by what its items
     took so far: here the long key, which both workers finish before the short keys, instead
-    of one worker running it alone at the end while the other waits."""
-    items = ["a1"] + [f"L{n}" for n in range(6)] + [f"{key}1" for key in "bcdefghijk"]
-    outcomes = bounded_map(_timed, items, timeout=10, workers=2, affinity=lambda item: item[0])
-    ran = {o.value[0]: o.value[1:] for o in outcomes}
-    long_keys = [ran[item] for item in items if item[0] == "L"]
-    assert len({pid for pid, _ in long_keys}) == 2  # both workers took the long key's items
-    assert max(end for _, end in long_keys) < max(end for pid, end in ran.values())
+    of one worker running it alone at the end while the other waits. Asserted as the order in
+    which each worker ran its items (no short item before a long one), not as end times: no
+    scheduling delay can reorder one process's items."""
+    started = tmp_path / "a1-done"  # the long items wait for it: both workers are at work
+    items = [("a1", started)] + [(f"L{n}", started) for n in range(6)]
+    items += [(f"{key}1", started) for key in "bcdefghijk"]
+    outcomes = bounded_map(
+        _timed, items, timeout=BACKSTOP, workers=2, affinity=lambda item: item[0][0]
+    )
+    ran = [o.value for o in outcomes]  # (item, worker pid, when it ended, by that worker)
+    workers = {
+        pid: [item for item, _, _ in sorted((r for r in ran if r[1] == pid), key=lambda r: r[2])]
+        for pid in {r[1] for r in ran}
+    }
+    assert all(any(item[0] == "L" for item in order) for order in workers.values()), workers
+    for order in workers.values():  # a worker ran no short item while a long one waited
+        last_long = max(i for i, item in enumerate(order) if item[0] == "L")
+        assert all(item[0] in "aL" for item in order[:last_long]), workers
 
 
 def _timed(item):
-    time.sleep(0.3 if item[0] == "L" else 0.01)
-    return item, os.getpid(), time.monotonic()
+    name, started = item
+    if name == "a1":
+        started.touch()
+    elif name[0] == "L":
+        deadline = time.monotonic() + BACKSTOP
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.3)
+    return name, os.getpid(), time.monotonic_ns()

@@ -40,6 +40,7 @@ class LocalServer:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.stopping = threading.Event()  # set by `stop()`: what waits in a handler ends
 
     def url(self, path: str) -> str:
         host, port = self._server.server_address[:2]
@@ -50,6 +51,7 @@ class LocalServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -62,7 +64,11 @@ class Stub(LocalServer):
         self.faults: list[str] = []
         self.fault_for = lambda payload: None
         self.slow_seconds = 1.0
-        self.delay = 0.0  # every request takes at least this long (for concurrency checks)
+        self.delay = 0.0  # every request takes at least this long
+        # concurrency checks: each request waits until this many were in flight at once (or the
+        # stub stops), so that a client's concurrency is reached however slowly its threads start
+        self.gather: int | None = None
+        self._gathered = threading.Event()
         # requests after the first `held_after` wait for `release` before they are answered
         self.held_after: int | None = None
         self.release = threading.Event()
@@ -90,8 +96,15 @@ class Stub(LocalServer):
             self.records.append(record)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.gather is not None and self.max_in_flight >= self.gather:
+                self._gathered.set()
             fault = self.faults.pop(0) if self.faults else self.fault_for(payload)
         return record, fault
+
+    def wait_for_gathering(self) -> None:
+        while self.gather is not None and not self._gathered.wait(0.05):
+            if self.stopping.is_set():
+                break
 
     def _release(self, record: dict) -> None:
         """The request stops counting as in flight (its answer is about to leave)."""
@@ -130,14 +143,15 @@ def _handler_for(stub: Stub):
             try:
                 if stub.held_after is not None and self.record["number"] >= stub.held_after:
                     stub.release.wait()
+                stub.wait_for_gathering()
                 time.sleep(stub.delay)
                 self._respond(payload, fault)
             finally:
                 stub._end(self.record)
 
         def _respond(self, payload: dict, fault: str | None) -> None:
-            if fault == "slow":
-                time.sleep(stub.slow_seconds)
+            if fault == "slow":  # until the client gave up, or the stub stops
+                stub.stopping.wait(stub.slow_seconds)
             asked = payload.get("max_tokens", 0)
             if stub.context and asked + 30 > stub.context:
                 message = stub.context_message.format(

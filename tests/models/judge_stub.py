@@ -7,8 +7,9 @@ judge gives it: the stub finds which identifier ("m" or "M") holds that output i
 annotator's prompt and puts that probability on it (None: neither token among the top ones;
 another question gets 0.5). `faults` ("429", "500", "400") are used up
 one per request in arrival order; `fault_for(payload)` faults chosen requests every time; a
-"slow" fault answers after `slow_seconds`. `delay` slows every answer, and `max_in_flight` is
-the most requests handled at once. Every request's payload and Authorization header are
+"slow" fault answers after `slow_seconds` (or once the stub stops). `delay` slows every answer;
+with `gather`, each request waits until that many were in flight at once (a concurrency check
+that no slow thread start can fail), and `max_in_flight` is the most requests handled at once. Every request's payload and Authorization header are
 recorded. Stop it with `stop()` on its handle.
 """
 
@@ -51,6 +52,8 @@ class JudgeStub(LocalServer):
         self.fault_for = lambda payload: None
         self.records: list[dict] = []
         self.delay = 0.0
+        self.gather: int | None = None
+        self._gathered = threading.Event()
         self.logprobs = True  # False: answers without log-probabilities (a judge that lacks them)
         self.slow_seconds = 2.0
         self.in_flight = 0
@@ -116,8 +119,16 @@ def _handler_for(stub: JudgeStub):
             with stub._lock:
                 stub.in_flight += 1
                 stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                if stub.gather is not None and stub.max_in_flight >= stub.gather:
+                    stub._gathered.set()
             try:
-                time.sleep(stub.slow_seconds if fault == "slow" else stub.delay)
+                while stub.gather is not None and not stub._gathered.wait(0.05):
+                    if stub.stopping.is_set():
+                        break
+                if fault == "slow":
+                    stub.stopping.wait(stub.slow_seconds)
+                else:
+                    time.sleep(stub.delay)
                 self._answer(payload, None if fault == "slow" else fault)
             finally:
                 with stub._lock:

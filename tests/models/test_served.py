@@ -173,7 +173,7 @@ def test_sglang_native_generate(stub):
 
 @pytest.mark.parametrize("num_concurrent", [1, 3])
 def test_concurrency_is_honoured(stub, num_concurrent):
-    stub.delay = 0.3
+    stub.gather = num_concurrent  # the first requests are held until that many are in flight
     lm = chat_model(stub, num_concurrent=num_concurrent)
     answers = lm.generate_until(repeated(chat_context(lm, CHAT), SAMPLED, docs=3, repeats=2))
     assert len(set(answers)) == 6  # distinct seeds, distinct replies, all in place
@@ -181,9 +181,11 @@ def test_concurrency_is_honoured(stub, num_concurrent):
 
 
 def test_request_interval_spaces_requests(stub):
-    lm = chat_model(stub, num_concurrent=4, request_interval=0.3)
+    lm = chat_model(stub, num_concurrent=4, request_interval=0.5)
     lm.generate_until(repeated(chat_context(lm, CHAT), SAMPLED, docs=4))
     starts = sorted(r["start"] for r in stub.records)
+    # unpaced, the four would start within milliseconds; paced, 0.5 s apart, whatever delay a
+    # loaded machine adds to one request's way to the server (up to a quarter of a second)
     assert min(b - a for a, b in itertools.pairwise(starts)) >= 0.25
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from evalpack.models.backends import ServedChat, ServedCompletions
 from evalpack.models.served import ServedRequestError, plan_jobs
+from tests.conftest import BACKSTOP
 from tests.models.conftest import CHAT, PREFIXED, SAMPLED, chat_context, chat_model, fast, repeated
 
 
@@ -21,9 +22,9 @@ def test_500s_are_retried_with_backoff(stub):
 
 
 def test_timeouts_are_retried(stub):
-    stub.faults = ["slow"]
-    stub.slow_seconds = 2
-    lm = chat_model(stub, **fast(timeout=0.5))
+    stub.faults = ["slow"]  # answered only once the stub stops: the client's timeout decides
+    stub.slow_seconds = BACKSTOP
+    lm = chat_model(stub, **fast(timeout=2))  # time enough for any answer that is not held
     answers = lm.generate_until(repeated(chat_context(lm, CHAT), SAMPLED))
     assert answers[0].startswith("reply to") and len(stub.records) == 2
 

@@ -11,6 +11,9 @@ from evalpack.execution import Job
 TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
 HONEST = "def add(a, b):\n    return a + b\n"
 DISHONEST = "def add(a, b):\n    return 0\n"
+# A job's time limit where the limit is not what a test checks: its wall-clock backstop (3 x the
+# limit + 2 s) outlasts a loaded machine that gives a job of seconds of CPU a tenth of a core.
+GENEROUS = 60.0
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 
 

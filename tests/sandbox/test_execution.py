@@ -12,7 +12,16 @@ import pytest
 from evalpack import execution
 from evalpack.execution import Job, from_wire, run_jobs, to_wire
 from tests.conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
-from tests.sandbox.conftest import DISHONEST, HONEST, TEST, job, needs_root, probe, program
+from tests.sandbox.conftest import (
+    DISHONEST,
+    GENEROUS,
+    HONEST,
+    TEST,
+    job,
+    needs_root,
+    probe,
+    program,
+)
 
 HUMANEVAL = DATA_DIR / "openai__openai_humaneval/default/test.jsonl"
 
@@ -37,14 +46,16 @@ def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
     past_python = probe(  # seccomp refuses internet sockets to code that bypasses Python
         "import ctypes\nif ctypes.CDLL(None).socket(2, 2, 0) < 0:\n    raise OSError('refused')\n"
     )
+    # without cgroups a job's limit is wall time: a generous one where the limit is not what
+    # is tested (a loaded machine can take seconds to start a program), a spinner's, short
     verdicts = run_jobs(
         [
-            job(HONEST),
-            job(DISHONEST),
-            job(writer),
-            job(network),
+            job(HONEST, GENEROUS),
+            job(DISHONEST, GENEROUS),
+            job(writer, GENEROUS),
+            job(network, GENEROUS),
             job("def add(a, b):\n    while True: pass\n", timeout=0.5),
-            job(past_python),
+            job(past_python, GENEROUS),
         ]
     )
     assert [v.outcome for v in verdicts] == [

@@ -7,6 +7,7 @@ import pytest
 from evalpack.execution import Job, run_jobs
 from evalpack.tasks import humanevalplus
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
+from tests.sandbox.conftest import GENEROUS
 
 BURN = """
 import time
@@ -56,13 +57,18 @@ def test_a_pure_function_is_computed_once_and_charged_each_time():
 
 
 def test_the_time_limit_counts_what_a_memoized_result_took():
-    """Each job needs 0.8 s of the reference's work against a 0.6 s limit: the first times
-    out computing; the second, given the first call's result, is charged its 0.4 s and times
-    out too, as it would have computing it."""
+    """The reference needs 0.4 s of CPU per call. Against a 0.3 s limit a job computing it
+    times out; against 5 s the next job passes and leaves its results in the memo; against
+    0.3 s again, the last job gets the first one for next to no work of its own, is charged its
+    0.4 s and times out by CPU time, as it would have computing it. (The charge alone exceeds
+    the limit, so how fast a loaded machine runs the job cannot change which limit decides.)"""
     slow = REFERENCE.replace("burn(0.3)", "burn(0.4)")
-    verdicts = run_jobs(jobs(slow, 2, timeout=0.6), workers=1)
-    assert [(v.outcome, v.limit) for v in verdicts] == [("timeout", "cpu")] * 2
-    assert verdicts[1].memo_seconds > 0.35
+    computing, filling, given = (jobs(slow, 1, timeout=limit)[0] for limit in (0.3, 5.0, 0.3))
+    verdicts = run_jobs([computing, filling, given], workers=1)
+    assert [v.outcome for v in verdicts] == ["timeout", "passed", "timeout"], verdicts
+    if verdicts[2].cpu_seconds is None:
+        pytest.skip("no cgroup CPU accounting on this host")
+    assert verdicts[2].limit == "cpu" and verdicts[2].memo_seconds > 0.35, verdicts[2]
 
 
 def test_results_marshal_cannot_copy_and_exceptions_are_not_kept():
@@ -137,7 +143,7 @@ def test_humaneval_plus_reference_functions_are_memoized_with_the_same_verdicts(
         "HumanEval/130",
         "HumanEval/139",
     ]
-    doc = {**problems["HumanEval/100"], "timeout": 20.0}
+    doc = {**problems["HumanEval/100"], "timeout": GENEROUS}
     right = doc["prompt"] + doc["canonical_solution"]
     wrong = right.replace("num += 2", "num += 1 if n < 1000 else 2")  # right on big n only
     verdicts = run_jobs(

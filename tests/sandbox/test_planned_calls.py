@@ -12,6 +12,7 @@ import pytest
 from evalpack.execution import Job, run_jobs
 from evalpack.tasks import humanevalplus
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
+from tests.sandbox.conftest import GENEROUS
 
 COUNTING = (
     "seen = []\ndef f(*args, **kwargs):\n    seen.append(args)\n    return [len(seen), args]\n"
@@ -119,6 +120,6 @@ def test_humanevalplus_verdicts_with_and_without_the_plan(completion):
         if d["task_id"] == "HumanEval/7"
     )
     planned, alone = both_ways(
-        [humanevalplus.job({**doc, "timeout": 20.0}, doc["prompt"] + completion)]
+        [humanevalplus.job({**doc, "timeout": GENEROUS}, doc["prompt"] + completion)]
     )
     assert planned == alone

@@ -11,6 +11,7 @@ import pytest
 from evalpack import execution
 from evalpack.execution import Job, NotPlainData, from_wire, run_jobs, to_wire
 from tests.conftest import BACKSTOP, DATA_DIR, read_jsonl, requires_shared
+from tests.sandbox.conftest import GENEROUS
 
 HUMANEVAL_PLUS = DATA_DIR / "evalplus__humanevalplus/default/test.jsonl"
 
@@ -251,14 +252,16 @@ def test_decoding_colliding_hashes_calls_check_and_stops():
 @requires_shared
 def test_humanevalplus_big_integer_problems_pass_their_own_tests():
     """HumanEval/83 and /139 return integers of up to a million digits: their reference
-    solutions pass, as they do in plain Python."""
+    solutions pass, as they do in plain Python. /139 needs about 8 s of CPU, which a loaded
+    machine stretches past its 20 s task limit's wall-clock backstop (62 s at 6 s of CPU seen):
+    a limit far above that, as the limit is not what is tested."""
     docs = {d["task_id"]: d for d in read_jsonl(HUMANEVAL_PLUS)}
     jobs = [
         Job(
             d["prompt"] + d["canonical_solution"],
             d["test"] + f"\ncheck({d['entry_point']})\n",
             d["entry_point"],
-            20.0,
+            GENEROUS,
             d["prompt"],
         )
         for d in (docs["HumanEval/83"], docs["HumanEval/139"])

@@ -238,20 +238,34 @@ def burn(seconds):
     while time.thread_time() < end:
         pass
 """
-AHEAD = BURN + "def f(n):\n    if n:\n        burn(3.0)\n    return 0\n"
+AHEAD = program("""
+    import os
+    def f(n):
+        if n:  # work the test never asks for, in 25 spinning processes
+            for _ in range(24):
+                if os.fork() == 0:
+                    break
+            while True:
+                pass
+        return 0
+    """)
 
 
 @needs_root
 def test_work_the_test_never_asked_for_decides_no_verdict():
     """The candidate answers its planned calls ahead; the test uses the first answer only,
-    after 0.3 s of its own work: one process takes 0.3 s, within the 0.6 s limit."""
-    stops_early = BURN + "answer = f(0)\nburn(0.3)\nassert answer == 0\n"
-    fails_first = BURN + "answer = f(0)\nburn(0.3)\nassert answer == 1, 'first check'\n"
+    after 0.1 s of its own work: one process takes 0.1 s, within the 1 s limit. Ahead, the
+    candidate's 25 processes take 25 parts in 26 of the group's core, so the planned attempt
+    reaches the limit long before the test's 0.1 s (a ratio within the group, which no load
+    outside it changes) and the job must be run again call by call, which needs 0.1 s of CPU
+    within a 5 s wall-clock backstop."""
+    stops_early = BURN + "answer = f(0)\nburn(0.1)\nassert answer == 0\n"
+    fails_first = BURN + "answer = f(0)\nburn(0.1)\nassert answer == 1, 'first check'\n"
     calls = "[(0,), (1,), (2,)]"
     verdicts = run_jobs(
         [
-            Job(AHEAD, stops_early, "f", 0.6, calls=calls),
-            Job(AHEAD, fails_first, "f", 0.6, calls=calls),
+            Job(AHEAD, stops_early, "f", 1.0, calls=calls),
+            Job(AHEAD, fails_first, "f", 1.0, calls=calls),
         ],
         workers=1,
     )

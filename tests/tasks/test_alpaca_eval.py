@@ -22,7 +22,7 @@ from evalpack.core.data import DataError
 from evalpack.models.judge import JudgeClient, JudgeSettings
 from evalpack.scoring.alpaca_judge import ANNOTATOR, item_of, judge, leaderboard
 from evalpack.tasks import alpaca_eval as hooks
-from tests.conftest import FIXTURES, chat_requests, read_jsonl, replay_eval, task_manager
+from tests.conftest import BACKSTOP, FIXTURES, chat_requests, read_jsonl, replay_eval, task_manager
 from tests.models.judge_stub import JudgeStub, prompt_outputs
 
 TASK = "alpaca_eval_v2_tulu"
@@ -235,11 +235,12 @@ def test_docs_without_a_judgement_are_counted_not_lost(stub, monkeypatch):
 
 
 def test_requests_run_concurrently_and_a_slow_answer_times_out_and_is_retried(stub, tmp_path):
-    stub.delay = 0.2
-    stub.faults = ["slow"]
+    stub.gather = 4  # the first requests are held until four are in flight
+    stub.faults = ["slow"]  # answered only once the stub stops: the client's timeout decides
+    stub.slow_seconds = BACKSTOP
     client = JudgeClient(
         JudgeSettings(
-            base_url=stub.base_url, cache="", retry_delay=0.01, concurrency=4, timeout=1.0
+            base_url=stub.base_url, cache="", retry_delay=0.01, concurrency=4, timeout=2.0
         )
     )
     records = judge(DOCS, OUTPUTS, client)
