@@ -9,6 +9,7 @@ output piped, `TestCases` loaded with `unittest.TestLoader` and run into a resul
 """
 
 import contextlib
+import functools
 import io
 import subprocess
 import sys
@@ -126,6 +127,9 @@ def _load(box):
             source = box["candidate"] + "\n" + box["test"]
             exec(compile(source, "__test__.py", "exec"), module.__dict__)  # noqa: S102
             sys.modules["__test__"] = module
+            if "task_func" in module.__dict__:
+                box["task_func"] = checked(module.__dict__["task_func"], box["after"])
+                module.__dict__["task_func"] = box["task_func"]
     except BaseException as exc:  # noqa: BLE001 (the module failed: BigCodeBench's "ALL")
         box["error"] = f"{type(exc).__name__}: {_trace_end(exc)}"
     box["loaded"].release()
@@ -143,10 +147,15 @@ def _run_tests(suite, box):
     """What `TestSuite.run` does for one class without module fixtures (BigCodeBench's have
     none), with each test's methods bound on the test itself to the functions the runner took
     before the candidate ran (`box["methods"]`): a program that swaps `TestCase.assertEqual`
-    or `run` for a while does not reach the tests."""
+    or `run` for a while does not reach the tests. Its assertions (`assert*`, `fail*`) first
+    call `box["before"]` with their arguments (`guarded`)."""
     tests, test_class, result = list(suite), box["test_class"], box["result"]
+    methods = {
+        name: guarded(function, box["before"]) if name.startswith(("assert", "fail")) else function
+        for name, function in box["methods"].items()
+    }
     for test in tests:
-        for name, function in box["methods"].items():
+        for name, function in methods.items():
             test.__dict__[name] = types.MethodType(function, test)
     test_class.setUpClass()
     try:
@@ -155,6 +164,72 @@ def _run_tests(suite, box):
     finally:
         test_class.tearDownClass()
         test_class.doClassCleanups()
+
+
+def checks(changed, snapshots, check_value, notes):
+    """(before, after): the checks an assertion makes before it runs (`before(args, kwargs)`)
+    and `task_func` after it returns (`after(result)`). Both compare the test machinery with
+    the runner's `snapshots` (`changed`), so that a helper swapped while `task_func` ran is
+    caught before the test calls it, however the swap is undone later: a change is noted
+    ["tampered", what] and raised, failing the test. Both look at the values (`check_value`)
+    and note the first of a class the program made as ["made", note], the test going on."""
+
+    def machinery():
+        what = changed(snapshots)
+        if what:
+            notes.append(["tampered", what])
+            raise RuntimeError(f"the program changed the test machinery: {what}")
+
+    def look(value):
+        try:
+            note = check_value(value)
+        except Exception as exc:  # noqa: BLE001 (a value that makes the check fail is suspect)
+            note = f"a value the check could not read ({type(exc).__name__})"
+        if note:
+            notes.append(["made", note])
+
+    def before(args, kwargs):
+        machinery()
+        for value in [*args, *[v for k, v in kwargs.items() if k != "msg"]]:
+            look(value)
+
+    def after(result):
+        machinery()
+        look(result)
+
+    return before, after
+
+
+def guarded(function, before):
+    """`function` (a `TestCase` assertion) after `before(args, kwargs)`, which raises if the
+    test machinery was changed and notes values of classes the program made."""
+
+    def assertion(self, *args, **kwargs):
+        before(args, kwargs)
+        return function(self, *args, **kwargs)
+
+    return functools.update_wrapper(assertion, function)
+
+
+def checked(task_func, after):
+    """`task_func` calling `after(result)` when its outermost call returns (the solution's
+    own recursive calls go through this too, and are not checked each)."""
+    depth = [0]
+
+    def call(*args, **kwargs):
+        depth[0] += 1
+        try:
+            result = task_func(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+        if not depth[0]:
+            after(result)
+        return result
+
+    try:  # its name, signature and docstring, which a test may read
+        return functools.update_wrapper(call, task_func)
+    except Exception:  # noqa: BLE001 (an object that does not have them)
+        return call
 
 
 def work(box, finished):
