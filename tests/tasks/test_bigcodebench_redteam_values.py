@@ -168,18 +168,46 @@ def swapped(module, helper):
     )
 
 
+ALMOST_TEST = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_almost(self):
+        result = task_func(2)
+        self.assertAlmostEqual(result, 4.0, places=3)
+"""
+# name: (test, cheat, honest program, a fragment of the cheat's failing reason)
 SWAPS = {
-    "numpy.testing.assert_array_equal": swapped("numpy.testing", "assert_array_equal"),
-    "pandas.testing.assert_frame_equal": swapped("pandas.testing", "assert_frame_equal"),
+    "a numpy helper": (
+        SWAP_TEST,
+        swapped("numpy.testing", "assert_array_equal"),
+        SWAP_HONEST,
+        "changed the test machinery: numpy.testing.assert_array_equal",
+    ),
+    "a pandas helper": (
+        SWAP_TEST,
+        swapped("pandas.testing", "assert_frame_equal"),
+        SWAP_HONEST,
+        "changed the test machinery: pandas.testing.assert_frame_equal",
+    ),
+    # assertAlmostEqual asks `round(diff, places) == 0` of unittest.case's globals first
+    "a builtin shadowed in unittest.case": (
+        ALMOST_TEST,
+        (
+            "import unittest.case\ndef task_func(x):\n"
+            "    unittest.case.round = lambda *args: 0\n    return 0.0\n"
+        ),
+        DOUBLE,
+        "changed the test machinery: unittest.case.round (added)",
+    ),
 }
 
 
 @needs_root
 def test_helpers_swapped_for_a_while_fail():
-    pairs = [(SWAP_TEST, p) for program in SWAPS.values() for p in (program, SWAP_HONEST)]
+    pairs = [(t, p) for t, cheat, honest, _ in SWAPS.values() for p in (cheat, honest)]
     results, wrong = records(pairs), []
-    for name, cheat, honest in zip(SWAPS, results[::2], results[1::2]):
-        if cheat["passed"] or f"changed the test machinery: {name}" not in cheat["reason"]:
+    for (name, (*_, reason)), cheat, honest in zip(SWAPS.items(), results[::2], results[1::2]):
+        if cheat["passed"] or reason not in cheat["reason"]:
             wrong.append(f"{name}: {cheat['outcome']}: {cheat['reason']}")
         if not (honest["passed"] and honest["passed_real_values"]):
             wrong.append(f"honest job after {name}: {honest['reason']}")

@@ -202,3 +202,32 @@ def changed(snapshots):
                 if key not in before and key not in may_add:
                     return f"{label}.{key} (added)"
     return ""
+
+
+def watcher(changed, snapshots):
+    """`moved()`: what `changed(snapshots)` says, for checks made often (before every
+    assertion): the entries taken are looked up one by one, and the whole comparison is made
+    only when a namespace's size changed since the last one (then its size is taken again, if
+    the change is allowed). The list `snapshots` may grow; new entries are planned as seen."""
+    missing, plans = object(), []
+
+    def plan(entry):
+        label, space, before, _ = entry
+        return [label, space, tuple(before.items()), len(space)]
+
+    def moved():
+        plans.extend(plan(entry) for entry in snapshots[len(plans) :])
+        for each in plans:
+            label, space, items, size = each
+            if len(space) != size:
+                what = changed(snapshots)
+                if what:
+                    return what
+                each[3] = len(space)
+            get = space.get
+            for key, value in items:
+                if get(key, missing) is not value:
+                    return f"{label}.{key}"
+        return ""
+
+    return moved

@@ -58,6 +58,8 @@ PROTECTED_MODULES = (
     "pandas._testing.asserters",
 )
 _CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
+# the builtins that are functions or classes: a module global of one of these names shadows it
+_BUILTIN_CODE = frozenset(k for k, v in vars(builtins).items() if isinstance(v, _CODE))
 
 
 def _namespace(source, name):
@@ -106,31 +108,41 @@ def _protected():
     """The namespaces whose entries must still be the same objects after the tests:
     `unittest`'s modules and classes, the builtins, the testing helpers of numpy and pandas.
     Of a module, its functions, classes and modules (its data may change: `unittest.mock` sets
-    `file_spec` on first use); a class's namespace may not gain keys either."""
+    `file_spec` on first use), and it may not gain a global named as a builtin function or
+    class (which its functions would call instead); a class's namespace may not gain keys."""
     spaces = [("builtins", _code_of(vars(builtins)), None)]
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] == "unittest" or name in PROTECTED_MODULES:
-            spaces.append((name, _code_of(vars(module)), None))
+            spaces.append((name, _code_of(vars(module), _BUILTIN_CODE), ()))
             for key, value in list(vars(module).items()):
                 if type(value) is type and value.__module__ == name:
                     spaces.append((f"{name}.{key}", vars(value), ()))
     return spaces
 
 
-def _code_of(space):
-    """A view of a module namespace: the keys whose values are functions, classes, modules."""
-    return _Only(space, [k for k, v in list(space.items()) if isinstance(v, _CODE)])
+def _code_of(space, watched=frozenset()):
+    """A view of a module namespace: the keys whose values are functions, classes, modules,
+    and any of the names `watched` it holds."""
+    return _Only(space, [k for k, v in list(space.items()) if isinstance(v, _CODE)], watched)
 
 
 class _Only:
-    """`space` as seen through `keys` only (`items()`), for the tamper check."""
+    """`space` as seen through `keys` only (`items()`, `get`, `len`), and those of the names
+    `watched` it holds now, for the tamper check."""
 
-    def __init__(self, space, keys):
-        self.space, self.keys = space, keys
+    def __init__(self, space, keys, watched):
+        self.space, self.keys, self.watched = space, keys, watched
 
     def items(self):
         missing = object()
-        return [(k, self.space.get(k, missing)) for k in self.keys]
+        extra = [k for k in self.watched if k in self.space and k not in self.keys]
+        return [(k, self.space.get(k, missing)) for k in [*self.keys, *extra]]
+
+    def get(self, key, default=None):
+        return self.space.get(key, default)
+
+    def __len__(self):
+        return len(self.space)
 
 
 def _test_names(test_code):
@@ -259,7 +271,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     )  # fmt: skip
     snapshots = snapshot([*_protected(), ("Recorder", vars(worker["Recorder"]), ())])
     live = list(snapshots)  # what the assertions and task_func compare as they run
-    before, after = worker["checks"](changed, live, check_value, notes)
+    before, after = worker["checks"](guard["watcher"](changed, live), check_value, notes)
     box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
            "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder,
            "before": before, "after": after}  # fmt: skip

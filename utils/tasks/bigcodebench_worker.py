@@ -166,16 +166,16 @@ def _run_tests(suite, box):
         test_class.doClassCleanups()
 
 
-def checks(changed, snapshots, check_value, notes):
+def checks(moved, check_value, notes):
     """(before, after): the checks an assertion makes before it runs (`before(args, kwargs)`)
     and `task_func` after it returns (`after(result)`). Both compare the test machinery with
-    the runner's `snapshots` (`changed`), so that a helper swapped while `task_func` ran is
+    the runner's snapshots (`moved`), so that a helper swapped while `task_func` ran is
     caught before the test calls it, however the swap is undone later: a change is noted
     ["tampered", what] and raised, failing the test. Both look at the values (`check_value`)
     and note the first of a class the program made as ["made", note], the test going on."""
 
     def machinery():
-        what = changed(snapshots)
+        what = moved()
         if what:
             notes.append(["tampered", what])
             raise RuntimeError(f"the program changed the test machinery: {what}")
