@@ -122,6 +122,36 @@ LIARS = {
 }
 
 
+MOCK_TEST = """
+import os
+import unittest
+from unittest import mock
+class Point:
+    def __init__(self, x):
+        self.x = x
+    def __eq__(self, other):
+        return self.x == other.x
+class TestCases(unittest.TestCase):
+    @mock.patch("os.getcwd")
+    def test_mock(self, getcwd):
+        result = task_func(2)
+        self.assertEqual(result.cwd, getcwd.return_value)
+        self.assertEqual(result.point, Point(4))
+        self.assertEqual(list(result), [getcwd.return_value, Point(4)])
+"""
+# honest programs whose values are not plain: a mock the test made, a class the test defines,
+# a namedtuple the solution makes (its methods are collections')
+HONEST_VALUES = [
+    (
+        MOCK_TEST,
+        (
+            "import collections, os\nResult = collections.namedtuple('Result', 'cwd point')\n"
+            "def task_func(x):\n    return Result(os.getcwd(), Point(2 * x))\n"
+        ),
+    )
+]
+
+
 def records(pairs):
     """Each (test, program) run, as a sample's record (`verdict_record`)."""
     jobs = [bigcodebench.job({"test": test, "timeout": 10.0}, program) for test, program in pairs]
@@ -132,7 +162,10 @@ def records(pairs):
 @needs_root
 def test_lying_values_pass_bigcodebench_but_not_real_values():
     pairs = [(t, p) for t, liar, honest, _ in LIARS.values() for p in (liar, honest)]
-    results, wrong = records(pairs), []
+    results, wrong = records(pairs + HONEST_VALUES), []
+    for record in results[len(pairs) :]:
+        if not (record["passed"] and record["passed_real_values"]):
+            wrong.append(f"honest values: {record['reason']}")
     for (name, (*_, note)), liar, honest in zip(LIARS.items(), results[::2], results[1::2]):
         if not liar["passed"]:  # BigCodeBench's verdict, kept: the test said pass
             wrong.append(f"{name}: not a pass as BigCodeBench counts it: {liar['reason']}")
