@@ -8,6 +8,7 @@ the solution and the test executed as one module, stdout/stderr/stdin swallowed,
 output piped, `TestCases` loaded with `unittest.TestLoader` and run into a result.
 """
 
+import _thread
 import contextlib
 import functools
 import io
@@ -212,17 +213,19 @@ def guarded(function, before):
 
 
 def checked(task_func, after):
-    """`task_func` calling `after(result)` when its outermost call returns (the solution's
-    own recursive calls go through this too, and are not checked each)."""
-    depth = [0]
+    """`task_func` calling `after(result)` when its outermost call in a thread returns (the
+    solution's own recursive calls go through this too, and are not checked each; a thread of
+    the program stuck inside one does not stop the checks of another's)."""
+    depth = {}  # thread: calls under way
 
     def call(*args, **kwargs):
-        depth[0] += 1
+        thread = _thread.get_ident()
+        depth[thread] = depth.get(thread, 0) + 1
         try:
             result = task_func(*args, **kwargs)
         finally:
-            depth[0] -= 1
-        if not depth[0]:
+            depth[thread] -= 1
+        if not depth[thread]:
             after(result)
         return result
 
