@@ -265,13 +265,15 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     recorder = worker["Recorder"](statuses, traces, current)
     outcomes = _Outcomes(statuses, traces, notes)
     test_from = CANDIDATE_CODE.count("\n") + 2  # noqa: F821 (the test's first line)
+    mock = sys.modules["unittest.mock"]
+    allowed = worker["test_patches"](mock._patch, test_from, sys._getframe)
     check_value = values["checker"](
-        values["known_classes"](), test_from, _roots(libs), sys.modules["unittest.mock"],
-        values["numpy_pandas_walker"](),
+        values["known_classes"](), test_from, _roots(libs), mock,
+        values["numpy_pandas_walker"](), allowed,
     )  # fmt: skip
     snapshots = snapshot([*_protected(), ("Recorder", vars(worker["Recorder"]), ())])
     live = list(snapshots)  # what the assertions and task_func compare as they run
-    before, after = worker["checks"](guard["watcher"](changed, live), check_value, notes)
+    before, after = worker["checks"](guard["watcher"](changed, live, allowed), check_value, notes)
     box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
            "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder,
            "before": before, "after": after}  # fmt: skip
@@ -302,7 +304,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
         late = _wait(current, float(time_limit), finished, outcomes)
         error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
         tampered = (
-            changed(snapshots)
+            changed(snapshots, allowed)
             or outcomes.first.get("tampered")
             or outcomes.shadowed(recorder, worker["Recorder"])
             or _shadowing(module.__dict__, test_builtins)

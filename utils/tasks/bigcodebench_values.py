@@ -69,6 +69,7 @@ _MRO = type.__dict__["__mro__"].__get__
 _DICT = type.__dict__["__dict__"].__get__
 _QUALNAME = type.__dict__["__qualname__"].__get__
 _BASES = type.__dict__["__bases__"].__get__
+_MODULE = type.__dict__["__module__"].__get__
 _SUBCLASSES = type.__subclasses__
 _WRAPPED = (classmethod, staticmethod)
 _FUNCTION = types.FunctionType
@@ -123,10 +124,11 @@ def _old(known, cls):
     return entry[1] if entry is not None and entry[0] is cls else None
 
 
-def checker(known, test_from, roots, mock, packages):
+def checker(known, test_from, roots, mock, packages, allowed):
     """`check(value)` (module docstring). `test_from`: the first line of the test in
     `__test__.py` (before it, the solution); `roots`: folders of library code (a tuple of
-    str); `mock`: `unittest.mock`, read now; `packages`: `numpy_pandas_walker()`."""
+    str); `mock`: `unittest.mock`, read now; `packages`: `numpy_pandas_walker()`;
+    `allowed(key, value)`: whether a patch the test made put `value` there."""
     mock_base, unset, mock_file = mock.NonCallableMock, mock.DEFAULT, mock.__file__
     mock_defaults, proxy = dict(mock._return_values), mock.MagicProxy
 
@@ -142,7 +144,7 @@ def checker(known, test_from, roots, mock, packages):
 
     def in_library_module(cls, space):
         """Whether `cls` is found under its own name in the library module it names."""
-        name = space.get("__module__")
+        name = _MODULE(cls)
         module = sys.modules.get(name) if type(name) is str else None
         if type(module) is not types.ModuleType:
             return False
@@ -197,9 +199,15 @@ def checker(known, test_from, roots, mock, packages):
     def changed(cls, methods):
         """Whether a class that existed before lost a method, or has one the program wrote."""
         space = _DICT(cls)
-        if any(space.get(key) is not value for key, value in methods.items()):
-            return True
-        added = {k: v for k, v in list(space.items()) if k not in methods and _runs_code(v)}
+        for key, value in methods.items():
+            now = space.get(key)
+            if now is not value and not allowed(key, now):
+                return True
+        added = {
+            k: v
+            for k, v in list(space.items())
+            if k not in methods and _runs_code(v) and not allowed(k, v)
+        }
         codes, lifted = _codes(added, known)
         return lifted or bool({origin(code) for code in codes} & {"solution", "elsewhere"})
 

@@ -201,6 +201,56 @@ def checks(moved, check_value, notes):
     return before, after
 
 
+def test_patches(patch_class, test_from, getframe):
+    """Make `unittest.mock`'s patchers (`patch_class`, `_patch`) note the patches the test
+    makes (made on one of the test's lines: `test_from` on, in `__test__.py`), while they are
+    in place; `allowed(key, value)`: whether `value` is what such a patch put under `key`.
+    The test machinery compared during the tests may hold those (`@patch("builtins.open")`)."""
+    made, active = {}, []  # id: a patcher made by the test; [patcher, attribute, value]
+    init, enter, leave = patch_class.__init__, patch_class.__enter__, patch_class.__exit__
+    skipped = (getframe(0).f_code.co_filename, sys.modules[patch_class.__module__].__file__)
+
+    def by_test():
+        try:
+            frame = getframe(2)  # 0: here, 1: __init__, 2: mock's patch() (the first to skip)
+        except ValueError:  # refused: `_patch` called right from the solution or the test
+            return False
+        while frame is not None and frame.f_code.co_filename in skipped:
+            frame = frame.f_back
+        return (
+            frame is not None
+            and frame.f_code.co_filename == "__test__.py"
+            and frame.f_lineno >= test_from
+        )
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if by_test():
+            made[id(self)] = self
+
+    def __enter__(self):
+        result = enter(self)
+        space = getattr(self.target, "__dict__", None)
+        if made.get(id(self)) is self and type(space) in (dict, types.MappingProxyType):
+            active.append([self, self.attribute, space.get(self.attribute)])
+        return result
+
+    def __exit__(self, *exc_info):
+        active[:] = [entry for entry in active if entry[0] is not self]
+        return leave(self, *exc_info)
+
+    patch_class.__init__, patch_class.__enter__, patch_class.__exit__ = (
+        __init__,
+        __enter__,
+        __exit__,
+    )
+
+    def allowed(key, value):
+        return any(attribute == key and new is value for _, attribute, new in list(active))
+
+    return allowed
+
+
 def guarded(function, before):
     """`function` (a `TestCase` assertion) after `before(args, kwargs)`, which raises if the
     test machinery was changed and notes values of classes the program made."""
