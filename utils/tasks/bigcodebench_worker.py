@@ -208,14 +208,16 @@ def test_patches(patch_class, test_from, getframe):
     The test machinery compared during the tests may hold those (`@patch("builtins.open")`)."""
     made, active = {}, []  # id: a patcher made by the test; [patcher, attribute, value]
     init, enter, leave = patch_class.__init__, patch_class.__enter__, patch_class.__exit__
-    skipped = (getframe(0).f_code.co_filename, sys.modules[patch_class.__module__].__file__)
+    # only unittest.mock's own frames are skipped: a call through this file (task_func's
+    # wrapper) on a test's line, into `patch` (a partial as task_func), is not the test's
+    skipped = sys.modules[patch_class.__module__].__file__
 
     def by_test():
         try:
             frame = getframe(2)  # 0: here, 1: __init__, 2: mock's patch() (the first to skip)
         except ValueError:  # refused: `_patch` called right from the solution or the test
             return False
-        while frame is not None and frame.f_code.co_filename in skipped:
+        while frame is not None and frame.f_code.co_filename == skipped:
             frame = frame.f_back
         return (
             frame is not None
