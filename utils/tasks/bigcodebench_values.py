@@ -17,7 +17,10 @@ whose class (or a class in its MRO) came into being after the runner's snapshot 
   comparison method taken from elsewhere (`__eq__ = int.__ne__`), or one found under its own
   name in a library module (a class a library made at run time, e.g. on a lazy import);
 - `unittest.mock`'s per-mock class, unless one of its comparison methods was configured (a
-  test's own mocks come back through `task_func`).
+  test's own mocks come back through `task_func`);
+
+or which existed then but lost a method since or gained one the solution wrote (a patch the
+test made, while in place, aside).
 
 The runner calls it on what `task_func` returns and on the arguments of every `unittest`
 assertion. It calls nothing of the candidate's: classes are read through `type`'s own
