@@ -1,7 +1,8 @@
 """Forging a BigCodeBench pass: programs written to cheat, each a wrong solution plus one trick
 to make the test report a pass, each followed in the same batch by an honest job that passes.
-The closed routes fail with a reason naming the defence; `test_what_remains` shows routes that
-stay open (tasks/bigcodebench/README.md, "Forged verdicts"), so that closing one flips it.
+The closed routes fail with a reason naming the defence; test_bigcodebench_redteam_values.py has
+the lying values, the helpers swapped for a while, and the routes that stay open
+(tasks/bigcodebench/README.md, "Forged verdicts").
 
 The jobs need no library beyond the standard one (the test class is synthetic), so these tests
 run wherever the sandbox does."""
@@ -42,7 +43,7 @@ def cheat(trick, solution=WRONG):
 
 IN_TASK = WRONG.replace("def task_func(name):\n", "def task_func(name):\n    cheat()\n")
 # the runner's report, all passed, as a forger would write it (its MAC cannot be known)
-FORGED = "{'tests': {'test_again': 'passed', 'test_writes': 'passed'}, 'failures': [], 'error': '', 'mac': '0' * 64}"
+FORGED = "{'tests': {'test_again': 'passed', 'test_writes': 'passed'}, 'failures': [], 'error': '', 'made': '', 'mac': '0' * 64}"
 
 # name: (program, a fragment of the failing verdict's reason)
 CHEATS = {
@@ -273,44 +274,3 @@ def test_the_wrong_solution_fails_and_the_honest_one_passes():
     wrong, honest = run([WRONG, HONEST])
     assert not wrong.passed and "2 of 2 tests failed" in wrong.reason
     assert honest.passed, honest.reason
-
-
-# Open routes (see the README), each passing a wrong solution today: a result whose
-# comparisons always succeed; a library's assertion helper replaced until it has been called
-# once.
-EQUAL_TEST = """
-import unittest
-import numpy as np
-class TestCases(unittest.TestCase):
-    def test_double(self):
-        self.assertEqual(task_func(2), 4)
-    def test_array(self):
-        result = np.asarray(task_func(3), dtype=float)
-        np.testing.assert_array_equal(result, [6.0])
-"""
-REMAINS = {
-    "a rigged __eq__": (
-        EQUAL_TEST.replace("test_array", "_array"),
-        (
-            "class Anything:\n    def __eq__(self, other):\n        return True\n"
-            "def task_func(x):\n    return Anything()\n"
-        ),
-    ),
-    "a library helper replaced for one call": (
-        EQUAL_TEST.replace("test_double", "_double"),
-        (
-            "import numpy as np\nORIGINAL = np.testing.assert_array_equal\n"
-            "def fake(*args, **kwargs):\n    np.testing.assert_array_equal = ORIGINAL\n"
-            "def task_func(x):\n    np.testing.assert_array_equal = fake\n    return [0.0]\n"
-        ),
-    ),
-}
-
-
-@needs_root
-def test_what_remains():
-    jobs = [bigcodebench.job({"test": test, "timeout": 10.0}, p) for test, p in REMAINS.values()]
-    for name, verdict in zip(REMAINS, execution.run_jobs(jobs)):
-        assert verdict.passed, (
-            f"{name} no longer forges a pass ({verdict.reason}): update the README"
-        )

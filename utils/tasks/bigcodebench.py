@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import logging
 import re
+import secrets
 from functools import cache
 from pathlib import Path
 
@@ -49,6 +50,10 @@ STOP_STRINGS = [
 # default BigCodeBench service documents "per instance exec timeout is 30 sec".
 DEFAULT_TIMEOUT = 30.0
 ENTRY_POINT = "run_bigcodebench"  # the runner's function the trusted check calls
+# Said by the trusted check (never sent to a candidate) when a program passed as BigCodeBench
+# counts passes but a value it made reached the tests: a pass for `pass_at_1`, a failure for
+# `pass_at_1_real_values` (`verdict_record`). Drawn per process, so no program can say it.
+MADE_FLAG = f"made-{secrets.token_hex(8)}"
 
 # Failures whose traceback says the test wanted the network, which jobs never have: the
 # operating system's own messages (name resolution, no route, no address to bind, loopback
@@ -75,15 +80,16 @@ def _last_line(text):
 
 
 def _sealed(report, nonce):
-    text = repr([sorted(report["tests"].items()), report["failures"], report["error"]])
+    text = repr([sorted(report["tests"].items()), report["failures"], report["error"],
+                 report["made"]])
     mac = _hmac.digest(nonce.encode(), text.encode("utf-8", "surrogatepass"), "sha256").hex()
     return _hmac.compare_digest(mac, report["mac"])
 
 
-def _check(report, nonce, names):
+def _check(report, nonce, names, made_flag):
     assert type(report) is dict and type(report.get("tests")) is dict and \
         type(report.get("failures")) is list and type(report.get("error")) is str and \
-        type(report.get("mac")) is str and \
+        type(report.get("made")) is str and type(report.get("mac")) is str and \
         all(type(k) is str and type(v) is str for k, v in report["tests"].items()) and \
         all(type(f) is list and len(f) == 2 and type(f[0]) is type(f[1]) is str
             for f in report["failures"]), "the runner's report is malformed"
@@ -106,6 +112,10 @@ def _check(report, nonce, names):
         raise AssertionError(
             f"{'needs the network: ' * network}{len(failed)} of {len(names)} tests failed "
             f"({', '.join(failed)[:200]}){how}: {_last_line(first)}")
+    # a pass as BigCodeBench counts it, on a value of a class the program made: failed here
+    # under the run's flag, which `verdict_record` turns back into a pass (pass_at_1) and a
+    # failure (pass_at_1_real_values); the candidate never sees the flag
+    assert not report["made"], f"{made_flag} {report['made'][:300]}"
 """.replace("NETWORK_PATTERN", repr(_NETWORK.pattern))
 
 
@@ -132,11 +142,14 @@ def runner_source() -> str:
     """The runner program (`bigcodebench_runner.py`, shipped with the package) with the sources
     of its guard and worker halves, to which a job appends `CANDIDATE_CODE`."""
     here = Path(__file__).parent
-    guard, worker, runner = (
+    guard, worker, values, runner = (
         (here / f"bigcodebench_{name}.py").read_text(encoding="utf-8")
-        for name in ("guard", "worker", "runner")
+        for name in ("guard", "worker", "values", "runner")
     )
-    return f"{runner}\nGUARD_SOURCE = {guard!r}\nWORKER_SOURCE = {worker!r}\n"
+    return (
+        f"{runner}\nGUARD_SOURCE = {guard!r}\nWORKER_SOURCE = {worker!r}\n"
+        f"VALUES_SOURCE = {values!r}\n"
+    )
 
 
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
@@ -174,7 +187,7 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     call = f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r})"
     return execution.Job(
         program=runner_source() + f"CANDIDATE_CODE = {program!r}\n",
-        test=f"_nonce = _secrets.token_hex(16)\n_check({call}, _nonce, {names!r})\n",
+        test=f"_nonce = _secrets.token_hex(16)\n_check({call}, _nonce, {names!r}, {MADE_FLAG!r})\n",
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,
@@ -183,13 +196,22 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
 
 
 def verdict_record(verdict: execution.Verdict, program: str) -> dict:
-    """What a sample's log keeps: the verdict, whether it failed for want of the network, the
-    job's CPU time, and the program that ran (the calibrated one)."""
+    """What a sample's log keeps: the verdict as BigCodeBench counts it (`passed`), whether
+    every value the tests looked at was of a real class (`passed_real_values`; `made_values`
+    names the first that was not), whether it failed for want of the network, the job's CPU
+    time, and the program that ran (the calibrated one)."""
     cpu = verdict.cpu_seconds
+    flagged = f"assertion failed {MADE_FLAG} "
+    made = ""
+    if not verdict.passed and verdict.reason.startswith(flagged):
+        made = verdict.reason[len(flagged) :]
+    reason = f"all tests passed, on values the program made: {made}" if made else verdict.reason
     return {
-        "passed": verdict.passed,
-        "outcome": verdict.outcome,
-        "reason": verdict.reason,
+        "passed": verdict.passed or bool(made),
+        "passed_real_values": verdict.passed,
+        "made_values": made,
+        "outcome": "passed" if made else verdict.outcome,
+        "reason": reason,
         "limit": verdict.limit,
         "needs_network": "needs the network" in verdict.reason,
         "cpu_seconds": None if cpu is None else round(cpu, 3),
@@ -221,11 +243,15 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
 
 
 def process_results(doc: dict, results: list[list[dict]]) -> dict:
-    """pass@1 over the doc's samples (OLMES: one greedy sample), and whether any sample failed
-    only for want of the network (a count over the run)."""
+    """pass@1 over the doc's samples (OLMES: one greedy sample), the same counting only
+    passes on real values, and whether any sample failed only for want of the network (a
+    count over the run)."""
     samples = results[0]
     return {
         "pass_at_1": pass_at_k(len(samples), sum(s["passed"] for s in samples), 1),
+        "pass_at_1_real_values": pass_at_k(
+            len(samples), sum(s["passed_real_values"] for s in samples), 1
+        ),
         "needs_network": int(any(s["needs_network"] for s in samples)),
     }
 

@@ -183,9 +183,9 @@ def snapshot(namespaces, keys=None):
     return taken
 
 
-def changed(snapshots):
-    """The first entry that is no longer the object it was, or a key added where none may
-    be, as "label.key"; "" if none."""
+def changed(snapshots, allowed=None):
+    """The first entry that is no longer the object it was (unless `allowed(key, value)`: a
+    patch the test made), or a key added where none may be, as "label.key"; "" if none."""
     for label, space, before, may_add in snapshots:
         now = {}
         for key, value in list(space.items()):
@@ -195,10 +195,40 @@ def changed(snapshots):
         for key, value in before.items():
             if key not in now:
                 return f"{label}.{key} (removed)"
-            if now[key] is not value:
+            if now[key] is not value and not (allowed and allowed(key, now[key])):
                 return f"{label}.{key}"
         if may_add is not None:
             for key in now:
                 if key not in before and key not in may_add:
                     return f"{label}.{key} (added)"
     return ""
+
+
+def watcher(changed, snapshots, allowed):
+    """`moved()`: what `changed(snapshots, allowed)` says, for checks made often (before every
+    assertion): the entries taken are looked up one by one, and the whole comparison is made
+    only when a namespace's size changed since the last one (then its size is taken again, if
+    the change is allowed). The list `snapshots` may grow; new entries are planned as seen."""
+    missing, plans = object(), []
+
+    def plan(entry):
+        label, space, before, _ = entry
+        return [label, space, tuple(before.items()), len(space)]
+
+    def moved():
+        plans.extend(plan(entry) for entry in snapshots[len(plans) :])
+        for each in plans:
+            label, space, items, size = each
+            if len(space) != size:
+                what = changed(snapshots, allowed)
+                if what:
+                    return what
+                each[3] = len(space)
+            get = space.get
+            for key, value in items:
+                now = get(key, missing)
+                if now is not value and not allowed(key, now):
+                    return f"{label}.{key}"
+        return ""
+
+    return moved

@@ -58,6 +58,8 @@ PROTECTED_MODULES = (
     "pandas._testing.asserters",
 )
 _CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
+# the builtins that are functions or classes: a module global of one of these names shadows it
+_BUILTIN_CODE = frozenset(k for k, v in vars(builtins).items() if isinstance(v, _CODE))
 
 
 def _namespace(source, name):
@@ -71,7 +73,9 @@ def seal(report, nonce):
     """The report's MAC under the job's secret (HMAC-SHA256 of its canonical text), which the
     trusted side recomputes: a report that a candidate wrote, or changed on its way out
     (through the harness's functions, which it can replace), does not carry it."""
-    text = repr([sorted(report["tests"].items()), report["failures"], report["error"]])
+    text = repr(
+        [sorted(report["tests"].items()), report["failures"], report["error"], report["made"]]
+    )
     return _hmac(nonce.encode(), text.encode("utf-8", "surrogatepass"), "sha256").hex()
 
 
@@ -90,6 +94,10 @@ def _prepare_environment(libs, imports):
     for name in ("unittest.mock", *imports):  # what the test imports, before the candidate
         with contextlib.suppress(Exception):  # (its own import raises it again, in the test)
             importlib.import_module(name)
+    for name in PROTECTED_MODULES:  # the testing helpers of those (numpy 2 loads them lazily)
+        if name.split(".")[0] in sys.modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
     with contextlib.suppress(ImportError):
         import matplotlib.pyplot as plt
 
@@ -100,31 +108,41 @@ def _protected():
     """The namespaces whose entries must still be the same objects after the tests:
     `unittest`'s modules and classes, the builtins, the testing helpers of numpy and pandas.
     Of a module, its functions, classes and modules (its data may change: `unittest.mock` sets
-    `file_spec` on first use); a class's namespace may not gain keys either."""
+    `file_spec` on first use), and it may not gain a global named as a builtin function or
+    class (which its functions would call instead); a class's namespace may not gain keys."""
     spaces = [("builtins", _code_of(vars(builtins)), None)]
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] == "unittest" or name in PROTECTED_MODULES:
-            spaces.append((name, _code_of(vars(module)), None))
+            spaces.append((name, _code_of(vars(module), _BUILTIN_CODE), ()))
             for key, value in list(vars(module).items()):
                 if type(value) is type and value.__module__ == name:
                     spaces.append((f"{name}.{key}", vars(value), ()))
     return spaces
 
 
-def _code_of(space):
-    """A view of a module namespace: the keys whose values are functions, classes, modules."""
-    return _Only(space, [k for k, v in list(space.items()) if isinstance(v, _CODE)])
+def _code_of(space, watched=frozenset()):
+    """A view of a module namespace: the keys whose values are functions, classes, modules,
+    and any of the names `watched` it holds."""
+    return _Only(space, [k for k, v in list(space.items()) if isinstance(v, _CODE)], watched)
 
 
 class _Only:
-    """`space` as seen through `keys` only (`items()`), for the tamper check."""
+    """`space` as seen through `keys` only (`items()`, `get`, `len`), and those of the names
+    `watched` it holds now, for the tamper check."""
 
-    def __init__(self, space, keys):
-        self.space, self.keys = space, keys
+    def __init__(self, space, keys, watched):
+        self.space, self.keys, self.watched = space, keys, watched
 
     def items(self):
         missing = object()
-        return [(k, self.space.get(k, missing)) for k in self.keys]
+        extra = [k for k in self.watched if k in self.space and k not in self.keys]
+        return [(k, self.space.get(k, missing)) for k in [*self.keys, *extra]]
+
+    def get(self, key, default=None):
+        return self.space.get(key, default)
+
+    def __len__(self):
+        return len(self.space)
 
 
 def _test_names(test_code):
@@ -171,10 +189,14 @@ class _Outcomes:
     run: the first outcome of a test that is not a pass sticks, and the first traceback, so
     that a program resetting the recorder's records later does not undo them."""
 
-    def __init__(self, statuses, traces):
+    def __init__(self, statuses, traces, notes):
         self.statuses, self.traces, self.seen, self.kept = statuses, traces, {}, {}
+        self.notes, self.first = notes, {}  # notes: [kind, text], the first of each kind kept
 
     def __call__(self):
+        for note in list(self.notes):
+            if type(note) is list and len(note) == 2 and type(note[0]) is type(note[1]) is str:
+                self.first.setdefault(note[0], note[1])
         for name, status in list(self.statuses.items()):
             if type(name) is type(status) is str and self.seen.get(name, "passed") == "passed":
                 self.seen[name] = status
@@ -213,17 +235,25 @@ def _test_class(module, test_case):
     return cls if ok else None
 
 
+def _roots(libs):
+    """The folders of library code: the installation's and BigCodeBench's libraries."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, libs}
+    return tuple(sorted(os.path.join(folder, "") for folder in folders if folder))
+
+
 def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     """Run `CANDIDATE_CODE` + the task's test as BigCodeBench does, with the folder `libs`
     first on the path and the modules `imports` (the test's) imported first; plain data back:
     {"tests": {name: status}, "failures": [[name, traceback end], ...], "error": load error,
-    time limit or tampering, or "", "mac": `seal` under `nonce`}."""
+    time limit or tampering, or "", "made": the first value of a class the program made that
+    reached an assertion or came out of `task_func`, or "", "mac": `seal` under `nonce`}."""
     _prepare_environment(libs, imports)
     guard = _namespace(GUARD_SOURCE, "bigcodebench_guard")  # noqa: F821 (appended)
     worker = _namespace(WORKER_SOURCE, "bigcodebench_worker")  # noqa: F821 (appended)
+    values = _namespace(VALUES_SOURCE, "bigcodebench_values")  # noqa: F821 (appended)
     snapshot, changed = guard["snapshot"], guard["changed"]
     test_case, (test_names, test_builtins) = unittest.TestCase, _test_names(test_code)
-    statuses, traces, current = {}, [], []
+    statuses, traces, current, notes = {}, [], [], []
     module = types.ModuleType("__test__")
     module.__dict__.update(
         {"__builtins__": builtins, "__file__": "__test__.py", "__package__": None,
@@ -233,19 +263,31 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     for lock in (loaded, go, finished):
         lock.acquire()
     recorder = worker["Recorder"](statuses, traces, current)
-    outcomes = _Outcomes(statuses, traces)
-    box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
-           "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder}  # fmt: skip
+    outcomes = _Outcomes(statuses, traces, notes)
+    test_from = CANDIDATE_CODE.count("\n") + 2  # noqa: F821 (the test's first line)
+    mock = sys.modules["unittest.mock"]
+    allowed = worker["test_patches"](mock._patch, test_from, sys._getframe)
+    check_value = values["checker"](
+        values["known_classes"](), test_from, _roots(libs), mock,
+        values["numpy_pandas_walker"](), allowed,
+    )  # fmt: skip
     snapshots = snapshot([*_protected(), ("Recorder", vars(worker["Recorder"]), ())])
+    live = list(snapshots)  # what the assertions and task_func compare as they run
+    before, after = worker["checks"](guard["watcher"](changed, live, allowed), check_value, notes)
+    box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
+           "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder,
+           "before": before, "after": after}  # fmt: skip
     base_methods = _methods(test_case)
-    report = {"tests": {}, "failures": [], "error": ""}
+    report = {"tests": {}, "failures": [], "error": "", "made": ""}
     guard["install_guard"]()
     sys.audit(guard["ARM"])  # from here on candidate code may run, in the worker thread only
     threading.Thread(target=worker["work"], args=(box, finished), daemon=True).start()
     late = _wait(current, float(time_limit), loaded, outcomes)
     error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
     test_class = None if error else _test_class(module, test_case)
-    shadowed = _shadowing(module.__dict__, test_builtins)
+    shadowed = _shadowing(module.__dict__, test_builtins) or (
+        module.__dict__.get("task_func") is not box.get("task_func") and "__test__.task_func"
+    )
     if test_class is None or shadowed:
         report["error"] = error or (
             f"the program changed the test machinery: {shadowed}"
@@ -255,12 +297,15 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     else:
         snapshots += snapshot([("TestCases", vars(test_class), None)])  # tests add to it
         snapshots += snapshot([("__test__", module.__dict__, None)], keys=test_names)
+        live += snapshots[len(live) :]
+        live += snapshot([("__test__", module.__dict__, None)], keys={"task_func"})
         box["test_class"], box["methods"] = test_class, {**base_methods, **_methods(test_class)}
         go.release()
         late = _wait(current, float(time_limit), finished, outcomes)
         error = f"TimeoutException: Timed out ({late})" if late else _text(box["error"], "?")
         tampered = (
-            changed(snapshots)
+            changed(snapshots, allowed)
+            or outcomes.first.get("tampered")
             or outcomes.shadowed(recorder, worker["Recorder"])
             or _shadowing(module.__dict__, test_builtins)
         )
@@ -269,5 +314,6 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
         )
         report["tests"] = outcomes.seen
         report["failures"] = [[name, trace] for name, trace in outcomes.kept.items()]
+        report["made"] = outcomes.first.get("made", "")
     report["mac"] = seal(report, nonce)
     return report

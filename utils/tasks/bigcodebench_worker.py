@@ -8,7 +8,9 @@ the solution and the test executed as one module, stdout/stderr/stdin swallowed,
 output piped, `TestCases` loaded with `unittest.TestLoader` and run into a result.
 """
 
+import _thread
 import contextlib
+import functools
 import io
 import subprocess
 import sys
@@ -126,6 +128,9 @@ def _load(box):
             source = box["candidate"] + "\n" + box["test"]
             exec(compile(source, "__test__.py", "exec"), module.__dict__)  # noqa: S102
             sys.modules["__test__"] = module
+            if "task_func" in module.__dict__:
+                box["task_func"] = checked(module.__dict__["task_func"], box["after"])
+                module.__dict__["task_func"] = box["task_func"]
     except BaseException as exc:  # noqa: BLE001 (the module failed: BigCodeBench's "ALL")
         box["error"] = f"{type(exc).__name__}: {_trace_end(exc)}"
     box["loaded"].release()
@@ -143,10 +148,15 @@ def _run_tests(suite, box):
     """What `TestSuite.run` does for one class without module fixtures (BigCodeBench's have
     none), with each test's methods bound on the test itself to the functions the runner took
     before the candidate ran (`box["methods"]`): a program that swaps `TestCase.assertEqual`
-    or `run` for a while does not reach the tests."""
+    or `run` for a while does not reach the tests. Its assertions (`assert*`, `fail*`) first
+    call `box["before"]` with their arguments (`guarded`)."""
     tests, test_class, result = list(suite), box["test_class"], box["result"]
+    methods = {
+        name: guarded(function, box["before"]) if name.startswith(("assert", "fail")) else function
+        for name, function in box["methods"].items()
+    }
     for test in tests:
-        for name, function in box["methods"].items():
+        for name, function in methods.items():
             test.__dict__[name] = types.MethodType(function, test)
     test_class.setUpClass()
     try:
@@ -155,6 +165,126 @@ def _run_tests(suite, box):
     finally:
         test_class.tearDownClass()
         test_class.doClassCleanups()
+
+
+def checks(moved, check_value, notes):
+    """(before, after): the checks an assertion makes before it runs (`before(args, kwargs)`)
+    and `task_func` after it returns (`after(result)`). Both compare the test machinery with
+    the runner's snapshots (`moved`), so that a helper swapped while `task_func` ran is
+    caught before the test calls it, however the swap is undone later: a change is noted
+    ["tampered", what] and raised, failing the test. Both look at the values (`check_value`)
+    and note the first of a class the program made as ["made", note], the test going on."""
+
+    def machinery():
+        what = moved()
+        if what:
+            notes.append(["tampered", what])
+            raise RuntimeError(f"the program changed the test machinery: {what}")
+
+    def look(value):
+        try:
+            note = check_value(value)
+        except Exception as exc:  # noqa: BLE001 (a value that makes the check fail is suspect)
+            note = f"a value the check could not read ({type(exc).__name__})"
+        if note:
+            notes.append(["made", note])
+
+    def before(args, kwargs):
+        machinery()
+        for value in [*args, *[v for k, v in kwargs.items() if k != "msg"]]:
+            look(value)
+
+    def after(result):
+        machinery()
+        look(result)
+
+    return before, after
+
+
+def test_patches(patch_class, test_from, getframe):
+    """Make `unittest.mock`'s patchers (`patch_class`, `_patch`) note the patches the test
+    makes (made on one of the test's lines: `test_from` on, in `__test__.py`), while they are
+    in place; `allowed(key, value)`: whether `value` is what such a patch put under `key`.
+    The test machinery compared during the tests may hold those (`@patch("builtins.open")`)."""
+    made, active = {}, []  # id: a patcher made by the test; [patcher, attribute, value]
+    init, enter, leave = patch_class.__init__, patch_class.__enter__, patch_class.__exit__
+    # only unittest.mock's own frames are skipped: a call through this file (task_func's
+    # wrapper) on a test's line, into `patch` (a partial as task_func), is not the test's
+    skipped = sys.modules[patch_class.__module__].__file__
+
+    def by_test():
+        try:
+            frame = getframe(2)  # 0: here, 1: __init__, 2: mock's patch() (the first to skip)
+        except ValueError:  # refused: `_patch` called right from the solution or the test
+            return False
+        while frame is not None and frame.f_code.co_filename == skipped:
+            frame = frame.f_back
+        return (
+            frame is not None
+            and frame.f_code.co_filename == "__test__.py"
+            and frame.f_lineno >= test_from
+        )
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if by_test():
+            made[id(self)] = self
+
+    def __enter__(self):
+        result = enter(self)
+        space = getattr(self.target, "__dict__", None)
+        if made.get(id(self)) is self and type(space) in (dict, types.MappingProxyType):
+            active.append([self, self.attribute, space.get(self.attribute)])
+        return result
+
+    def __exit__(self, *exc_info):
+        active[:] = [entry for entry in active if entry[0] is not self]
+        return leave(self, *exc_info)
+
+    patch_class.__init__, patch_class.__enter__, patch_class.__exit__ = (
+        __init__,
+        __enter__,
+        __exit__,
+    )
+
+    def allowed(key, value):
+        return any(attribute == key and new is value for _, attribute, new in list(active))
+
+    return allowed
+
+
+def guarded(function, before):
+    """`function` (a `TestCase` assertion) after `before(args, kwargs)`, which raises if the
+    test machinery was changed and notes values of classes the program made."""
+
+    def assertion(self, *args, **kwargs):
+        before(args, kwargs)
+        return function(self, *args, **kwargs)
+
+    return functools.update_wrapper(assertion, function)
+
+
+def checked(task_func, after):
+    """`task_func` calling `after(result)` when its outermost call in a thread returns (the
+    solution's own recursive calls go through this too, and are not checked each; a thread of
+    the program stuck inside one does not stop the checks of another's)."""
+    depth = {}  # thread: calls under way
+
+    def call(*args, **kwargs):
+        thread = _thread.get_ident()
+        depth[thread] = depth.get(thread, 0) + 1
+        try:
+            result = task_func(*args, **kwargs)
+        finally:
+            depth[thread] -= 1
+        if not depth[thread]:
+            after(result)
+        return result
+
+    try:  # its name, signature and docstring, which a test may read
+        return functools.update_wrapper(call, task_func)
+    except Exception:  # noqa: BLE001 (an object that does not have them)
+        return call
 
 
 def work(box, finished):
