@@ -78,6 +78,7 @@ def dev_completion(row: dict, outputs: dict, plus: list[dict], original: list[di
     elif source == "canonical/evalplus__humanevalplus":
         completion = plus[int(number)]["canonical_solution"]
     else:
+        assert source == "canonical/openai__openai_humaneval", row["id"]
         completion = original[int(number)]["canonical_solution"]
     assert hashlib.sha256(completion.encode()).hexdigest() == row["sha256"], row["id"]
     return completion

@@ -2,6 +2,7 @@
 samples HumanEval passes and HumanEval+ fails."""
 
 import hashlib
+import importlib.util
 import json
 
 import pytest
@@ -12,12 +13,22 @@ from tests.conftest import (
     DATA_DIR,
     OLMES_REF,
     OUTPUTS,
+    REPO,
     chat_requests,
     read_jsonl,
     replay_eval,
     requires_shared,
     task_manager,
 )
+
+
+def sweeps():
+    """benchmarks/execution_sweeps.py, which runs every dev row: the tests run a slice of it."""
+    spec = importlib.util.spec_from_file_location("sweeps", REPO / "benchmarks/execution_sweeps.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 PLUS = "evalplus__humanevalplus/default/test"
 FENCE = "Here is the completed function:\n\n```python\n"
@@ -130,21 +141,6 @@ def test_reference_solutions_pass_except_the_unpassable_humaneval_32(mirror):
     assert results["passes_humaneval_fails_plus,execution"] == 1
 
 
-def dev_completion(row, outputs, plus, original):
-    """The completion a scores_dev row was judged on: a real one, or a dataset's reference
-    solution (`canonical/<dataset>#<row>`), checked against the row's sha256."""
-    source, _, number = row["id"].partition("#")
-    if row["id"] in outputs:
-        completion = outputs[row["id"]]
-    elif source == "canonical/evalplus__humanevalplus":
-        completion = plus[int(number)]["canonical_solution"]
-    else:
-        assert source == "canonical/openai__openai_humaneval", row["id"]
-        completion = original[int(number)]["canonical_solution"]
-    assert hashlib.sha256(completion.encode()).hexdigest() == row["sha256"], row["id"]
-    return completion
-
-
 def dev_rows() -> list[dict]:
     return read_jsonl(OLMES_REF / "scores_dev_humanevalplus.jsonl")
 
@@ -188,7 +184,7 @@ def dev_records():
     jobs, runs_of_row = [], []
     for row in rows:
         all_runs = humanevalplus.sample_jobs(
-            docs[row["key"]], dev_completion(row, outputs, plus, original)
+            docs[row["key"]], sweeps().dev_completion(row, outputs, plus, original)
         )
         runs = ("olmes", "humaneval") if "passed_humaneval" in row else ("olmes",)
         jobs += [all_runs[name] for name in runs]
