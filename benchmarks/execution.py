@@ -22,6 +22,7 @@ from pathlib import Path
 from evalpack import execution
 from evalpack.core import data
 from evalpack.sandbox import view
+from evalpack.tasks import humaneval
 
 
 def load_problems() -> list[dict]:
@@ -35,13 +36,7 @@ CPU_SECONDS: list[float] = []  # evalpack's per-job CPU time, where cgroups meas
 
 def time_evalpack(problems: list[dict]) -> tuple[float, int]:
     jobs = [
-        execution.Job(
-            p["prompt"] + p["canonical_solution"],
-            p["test"] + f"\ncheck({p['entry_point']})\n",
-            p["entry_point"],
-            3.0,
-            p["prompt"],
-        )
+        humaneval.job({**p, "timeout": 3.0}, p["prompt"] + p["canonical_solution"])
         for p in problems
     ]
     start = time.perf_counter()

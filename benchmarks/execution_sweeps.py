@@ -46,13 +46,7 @@ def sweep_humaneval(limit: int | None) -> None:
     docs = list(data.load_split("openai/openai_humaneval", None, "test"))
     pairs = [(docs[int(row["key"].split("#")[1])], row) for row in read_jsonl(OUTPUTS)[:limit]]
     jobs = [
-        execution.Job(
-            doc["prompt"] + row["completion"],
-            doc["test"] + f"\ncheck({doc['entry_point']})\n",
-            doc["entry_point"],
-            3.0,
-            doc["prompt"],
-        )
+        humaneval.job({**doc, "timeout": 3.0}, doc["prompt"] + row["completion"])
         for doc, row in pairs
     ]
     ours = execution.run_jobs(jobs)

