@@ -60,16 +60,10 @@ def chat_instances(task) -> dict:
     return {inst.doc["doc_key"]: inst for inst in task.instances}
 
 
-def test_the_generated_yamls_are_in_sync_with_the_generator():
+def test_the_generator_lists_the_56_categories_in_order():
+    # its files are checked against the committed YAMLs in test_generated_configs.py
     gen = generator()
     assert len(gen.CATEGORIES) == 56 and list(gen.CATEGORIES) == sorted(gen.CATEGORIES)
-    out = TASKS_DIR / "deepmind_math"
-    assert (out / f"{GROUP}.yaml").read_text() == gen.group_yaml()
-    assert {p.name for p in out.glob(f"{GROUP}_*.yaml")} == {
-        f"{GROUP}_{c}.yaml" for c in gen.CATEGORIES
-    }
-    for category in gen.CATEGORIES:
-        assert (out / f"{GROUP}_{category}.yaml").read_text() == gen.category_yaml(category)
 
 
 def test_the_group_builds_with_5600_docs_and_its_metadata(loaded):

@@ -12,7 +12,6 @@ from tests.conftest import (
     BACKSTOP,
     DATA_DIR,
     OLMES_REF,
-    TASKS_DIR,
     by_doc,
     chat_requests,
     read_jsonl,
@@ -55,18 +54,10 @@ def dev_built(module_mirror):
     }
 
 
-def test_the_generated_yamls_are_in_sync_with_the_generator():
+def test_the_generator_lists_the_57_subjects_in_order():
+    # its files are checked against the committed YAMLs in test_generated_configs.py
     gen = generator()
     assert len(gen.SUBJECTS) == 57 and list(gen.SUBJECTS) == sorted(gen.SUBJECTS)
-    for folder, spec in gen.GROUPS.items():
-        out = TASKS_DIR / "mmlu" / folder
-        group = spec["group"]
-        assert (out / f"{group}.yaml").read_text() == gen.group_yaml(spec)
-        files = {p.name for p in out.glob(f"{group}_*.yaml")}
-        assert files == {f"{group}_{s}.yaml" for s in gen.SUBJECTS}
-        for subject in gen.SUBJECTS:
-            text = (out / f"{group}_{subject}.yaml").read_text()
-            assert text == gen.subject_yaml(group, subject, spec["splits"])
 
 
 def test_both_groups_build_through_lm_eval(mirror):

@@ -21,7 +21,6 @@ from tests.conftest import (
     DATA_DIR,
     OLMES_REF,
     REPO,
-    TASKS_DIR,
     by_doc,
     read_jsonl,
     replay_eval,
@@ -101,19 +100,6 @@ def rows():
     if not MIRROR.is_dir():
         pytest.skip(f"MMLU-Pro mirror not found at {MIRROR}")
     return {split: read_jsonl(MIRROR / f"{split}.jsonl") for split in ("test", "validation")}
-
-
-def test_the_generated_yamls_are_in_sync_with_the_generator():
-    gen = GEN
-    for folder, spec in gen.GROUPS.items():
-        out = TASKS_DIR / "mmlu_pro" / folder
-        group = spec["group"]
-        assert (out / f"{group}.yaml").read_text() == gen.group_yaml(spec)
-        files = {p.name for p in out.glob(f"{group}_*.yaml")}
-        assert files == {f"{group}_{gen.slug(c)}.yaml" for c in CATEGORIES}
-        for category in CATEGORIES:
-            text = (out / f"{group}_{gen.slug(category)}.yaml").read_text()
-            assert text == gen.category_yaml(group, category, spec["splits"])
 
 
 @requires_shared
