@@ -8,8 +8,10 @@ in all (every doc; the checkpoint answers with the real outputs of
 The board is built first (`evalpack leaderboard run`, not timed here). The default tasks are
 the tulu_3_dev tasks without code execution whose data the offline mirror holds and that a
 replay can answer: MMLU's log-likelihoods are synthetic (as in `benchmarks/mc_requests.py`);
-DROP, PopQA and AlpacaEval are not in the mirror; the code tasks run at the rate
-`benchmarks/execution*.py` measure.
+DROP, PopQA and AlpacaEval are not in the mirror. `--tasks codex_humaneval_tulu,codex_humanevalplus_tulu`
+rescores the two code tasks, their 20 samples of every doc being the recorded HumanEval programs
+(`code_outputs`), and prints the programs each executed per second, to set beside
+`benchmarks/execution.py` and `execution_plus.py`.
 
 Then MATH's scoring (its filter, the bulk of the figure) on the rescored samples, both ways in
 this process: with every `parse_latex` redone (before) and with each worker remembering its
@@ -36,6 +38,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
 MMLU = "mmlu_mc_tulu"
+CODE = ("codex_humaneval_tulu", "codex_humanevalplus_tulu")
+SAMPLES = 20  # HumanEval's and HumanEval+'s samples per doc in tulu_3_dev
 DEFAULT = f"gsm8k_tulu,minerva_math_tulu,ifeval_tulu,bbh_cot_v1_tulu,{MMLU}"
 TIMED = re.compile(r"rescored (\S+) in ([\d.]+) s")
 
@@ -59,6 +63,39 @@ def mmlu_loglikelihoods(root: Path) -> Path:
     return file
 
 
+def code_outputs(root: Path) -> Path:
+    """The recorded HumanEval programs (1,242 for 164 problems) as the 20 samples of every
+    HumanEval and HumanEval+ doc (a problem's programs in turn; HumanEval+'s problem N is
+    HumanEval's), so that both code tasks execute real programs only."""
+    by_problem: dict[str, list[str]] = {}
+    for line in (OUTPUTS / "humaneval.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        by_problem.setdefault(row["key"].rsplit("#", 1)[1], []).append(row["completion"])
+    rows = [
+        {
+            "key": f"{dataset}/default/test#{problem}",
+            "repeat": n,
+            "completion": texts[n % len(texts)],
+        }
+        for dataset in ("openai__openai_humaneval", "evalplus__humanevalplus")
+        for problem, texts in by_problem.items()
+        for n in range(SAMPLES)
+    ]
+    file = root / "humaneval_samples.jsonl"
+    file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return file
+
+
+def programs_run(rescored: Path, task: str) -> int:
+    """How many programs a rescored code task executed (its logged responses)."""
+    return sum(
+        len(samples)
+        for file in rescored.glob(f"*/{task}/samples_*.jsonl")
+        for line in file.read_text(encoding="utf-8").splitlines()
+        for samples in json.loads(line)["resps"]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=DEFAULT)
@@ -71,6 +108,9 @@ def main() -> None:
         root.mkdir(parents=True, exist_ok=True)
         models = root / "models.yaml"
         recorded = [str(p) for p in sorted(OUTPUTS.glob("*.jsonl"))]
+        if set(CODE) & set(args.tasks.split(",")):
+            recorded.remove(str(OUTPUTS / "humaneval.jsonl"))
+            recorded.append(str(code_outputs(root)))
         if MMLU in args.tasks.split(","):
             recorded.append(str(mmlu_loglikelihoods(root)))
         models.write_text(
@@ -110,13 +150,16 @@ def main() -> None:
             sys.exit(rescored.stderr.strip().splitlines()[-1])
         timed = TIMED.findall(rescored.stderr)
         for task, seconds in timed:
-            print(f"  {task:40s} {float(seconds):7.1f} s")
+            code = task.split("/")[-1] in CODE
+            programs = programs_run(root / "rescored", task.split("/")[-1]) if code else 0
+            rate = f"  {programs} programs, {programs / float(seconds):.1f}/s" if code else ""
+            print(f"  {task:40s} {float(seconds):7.1f} s{rate}")
         print(
             f"evalpack rescore, {len(timed)} tasks, every doc: {wall:.1f} s "
             f"({sum(float(s) for _, s in timed):.1f} s in the tasks; one process: imports and "
             "the task index once)"
         )
-        math_samples = sorted((root / "rescored").glob("*/minerva_math_tulu/*/samples_*.jsonl"))
+        math_samples = sorted((root / "rescored").glob("*/minerva_math_tulu/samples_*.jsonl"))
         if math_samples:
             compare_math_scoring(math_samples)
 
