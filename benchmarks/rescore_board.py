@@ -10,8 +10,9 @@ the tulu_3_dev tasks without code execution whose data the offline mirror holds 
 replay can answer: MMLU's log-likelihoods are synthetic (as in `benchmarks/mc_requests.py`);
 DROP, PopQA and AlpacaEval are not in the mirror. `--tasks codex_humaneval_tulu,codex_humanevalplus_tulu`
 rescores the two code tasks, their 20 samples of every doc being the recorded HumanEval programs
-(`code_outputs`), and prints the programs each executed per second, to set beside
-`benchmarks/execution.py` and `execution_plus.py`.
+(or, with `--code-programs reference`, each problem's reference solution, the programs
+`benchmarks/execution.py` and `execution_plus.py` run), and prints the programs each executed
+per second, to set beside those benchmarks' rates.
 
 Then MATH's scoring (its filter, the bulk of the figure) on the rescored samples, both ways in
 this process: with every `parse_latex` redone (before) and with each worker remembering its
@@ -63,14 +64,27 @@ def mmlu_loglikelihoods(root: Path) -> Path:
     return file
 
 
-def code_outputs(root: Path) -> Path:
-    """The recorded HumanEval programs (1,242 for 164 problems) as the 20 samples of every
-    HumanEval and HumanEval+ doc (a problem's programs in turn; HumanEval+'s problem N is
-    HumanEval's), so that both code tasks execute real programs only."""
+def recorded_programs() -> dict[str, list[str]]:
+    """The recorded HumanEval programs (1,242 for 164 problems), by problem number."""
     by_problem: dict[str, list[str]] = {}
     for line in (OUTPUTS / "humaneval.jsonl").read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
         by_problem.setdefault(row["key"].rsplit("#", 1)[1], []).append(row["completion"])
+    return by_problem
+
+
+def reference_programs() -> dict[str, list[str]]:
+    """Each HumanEval problem's prompt and canonical solution, a whole function (the programs
+    `benchmarks/execution.py` runs), by problem number."""
+    mirror = Path(os.environ["EVALPACK_DATA_DIR"]) / "openai__openai_humaneval/default/test.jsonl"
+    docs = [json.loads(line) for line in mirror.read_text(encoding="utf-8").splitlines()]
+    return {str(n): [doc["prompt"] + doc["canonical_solution"]] for n, doc in enumerate(docs)}
+
+
+def code_outputs(root: Path, reference: bool) -> Path:
+    """The 20 samples of every HumanEval and HumanEval+ doc (HumanEval+'s problem N is
+    HumanEval's): the recorded programs of the problem in turn, or its reference solution."""
+    by_problem = reference_programs() if reference else recorded_programs()
     rows = [
         {
             "key": f"{dataset}/default/test#{problem}",
@@ -100,6 +114,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=DEFAULT)
     parser.add_argument("--keep", help="build (or reuse) the board here instead of a temp dir")
+    parser.add_argument(
+        "--code-programs",
+        choices=("recorded", "reference"),
+        default="recorded",
+        help="what the code tasks' samples are: the recorded HumanEval programs, or each "
+        "problem's reference solution (the programs of benchmarks/execution*.py)",
+    )
     args = parser.parse_args()
     if not os.environ.get("EVALPACK_DATA_DIR"):
         sys.exit("set EVALPACK_DATA_DIR (the offline mirror, e.g. ../shared/data)")
@@ -110,7 +131,7 @@ def main() -> None:
         recorded = [str(p) for p in sorted(OUTPUTS.glob("*.jsonl"))]
         if set(CODE) & set(args.tasks.split(",")):
             recorded.remove(str(OUTPUTS / "humaneval.jsonl"))
-            recorded.append(str(code_outputs(root)))
+            recorded.append(str(code_outputs(root, args.code_programs == "reference")))
         if MMLU in args.tasks.split(","):
             recorded.append(str(mmlu_loglikelihoods(root)))
         models.write_text(

@@ -123,7 +123,7 @@ def test_a_stopped_waiter_gives_up_its_turn():
     assert slots.busy == 0 and slots._waiting == []
 
 
-def run_worker(stub: Stub, board: Path, entries: list[dict]) -> None:
+def start_worker(stub: Stub, board: Path, entries: list[dict]) -> subprocess.Popen:
     checkpoint = {
         "name": "served",
         "model": "answer-server",
@@ -136,7 +136,11 @@ def run_worker(stub: Stub, board: Path, entries: list[dict]) -> None:
     }
     spec = executors.unit_spec(executors.Unit(checkpoint, entries), board, ["--limit", str(LIMIT)])
     assert spec["model"] == "answer-server"
-    executors.start_worker(spec, "local").wait(timeout=600)
+    return executors.start_worker(spec, "local")
+
+
+def run_worker(stub: Stub, board: Path, entries: list[dict]) -> None:
+    start_worker(stub, board, entries).wait(timeout=600)
 
 
 def spans(stub: Stub) -> dict[str, tuple[float, float, float]]:
@@ -188,5 +192,44 @@ def test_a_served_checkpoint_streams_its_tasks(mirror, tmp_path):
         run_worker(stub, tmp_path, entries[1:2])
         assert [r["payload"]["sample_id"] for r in stub.records] == [failing]
         assert (tmp_path / "served" / TASKS[1] / rundirs.DONE_MARKER).is_file()
+    finally:
+        stub.stop()
+
+
+def logged_answers(board: Path) -> int:
+    """Completions in the pairs' completion logs (one line each)."""
+    return sum(
+        len(log.read_text().splitlines())
+        for log in (board / "served").glob(f"*/{rundirs.COMPLETION_LOG}")
+    )
+
+
+@requires_shared
+def test_a_stream_killed_mid_way_resends_only_what_was_not_answered(mirror, tmp_path):
+    stub = Stub().start()
+    try:
+        stub.held_after = 5  # five requests are answered, the others wait
+        entries = [{"task": task, "chat": True} for task in TASKS]
+        worker = start_worker(stub, tmp_path, entries)
+        try:
+            deadline = time.monotonic() + 300
+            while logged_answers(tmp_path) < 5 and worker.poll() is None:
+                assert time.monotonic() < deadline, "five answers never reached the logs"
+                time.sleep(0.1)
+        finally:
+            worker.kill()  # kill -9, while the other requests are in flight or waiting
+            worker.wait()
+        answered = {r["payload"]["sample_id"] for r in stub.records if r["number"] < 5}
+        assert len(answered) == logged_answers(tmp_path) == 5
+        stub.held_after = None
+        stub.release.set()
+        stub.records.clear()
+
+        run_worker(stub, tmp_path, entries)
+        every = {f"{task}/{doc}/0" for task in TASKS for doc in range(LIMIT)}
+        sent = [r["payload"]["sample_id"] for r in stub.records]
+        assert sorted(sent) == sorted(every - answered)
+        for task in TASKS:
+            assert (tmp_path / "served" / task / rundirs.DONE_MARKER).is_file()
     finally:
         stub.stop()
