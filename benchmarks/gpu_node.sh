@@ -43,18 +43,18 @@ step() {  # step NAME COMMAND...: run it, its output in OUT/NAME.log, a summary 
     return $status
 }
 
-board() {  # board NAME MODEL MODEL_ARGS: the leaderboard for one backend, then its report
-    local name=$1 model=$2 args=$3
-    cat >"$OUT/$name.yaml" <<EOF
+board() {  # board MODEL MODEL_ARGS: the leaderboard for one backend (named after it), then its report
+    local model=$1 args=$2
+    cat >"$OUT/$model.yaml" <<EOF
 checkpoints:
-  - {name: tiny-$name, model: $model, model_args: "$args"}
+  - {name: tiny-$model, model: $model, model_args: "$args"}
 EOF
-    "${EVALPACK[@]}" leaderboard run --models "$OUT/$name.yaml" --suite tulu_3_dev \
-        --tasks "$TASKS" --limit "$LIMIT" --output "$OUT/board-$name" \
+    "${EVALPACK[@]}" leaderboard run --models "$OUT/$model.yaml" --suite tulu_3_dev \
+        --tasks "$TASKS" --limit "$LIMIT" --output "$OUT/board-$model" \
         -- --gen_kwargs "max_gen_toks=$GEN_TOKENS" &&
-    "${EVALPACK[@]}" report "$OUT/board-$name" --output "$OUT/board-$name/report" \
+    "${EVALPACK[@]}" report "$OUT/board-$model" --output "$OUT/board-$model/report" \
         --reference none &&
-    "$PY" - "$OUT/board-$name" <<'EOF'
+    "$PY" - "$OUT/board-$model" <<'EOF'
 import json, sys
 from pathlib import Path
 board = Path(sys.argv[1])

@@ -43,8 +43,11 @@ def build(folder: str) -> None:
         bos_token_id=vocab["<|end|>"],
         pad_token_id=vocab["<|pad|>"],
     )
-    LlamaForCausalLM(config).save_pretrained(folder)
+    model = LlamaForCausalLM(config)
+    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    # the last line of the log is what gpu_node.sh's summary shows (not a progress bar)
+    print(f"\n{folder}: {model.num_parameters():,} parameters, vocabulary {len(vocab)}", flush=True)
 
 
 if __name__ == "__main__":

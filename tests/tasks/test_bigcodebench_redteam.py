@@ -224,9 +224,17 @@ CHEATS = {
         cheat("import gc\ndef cheat():\n    gc.get_objects()", IN_TASK),
         "refused by the BigCodeBench runner: gc.get_objects",
     ),
+    "gc referents": (
+        cheat("import gc\ndef cheat():\n    gc.get_referents(cheat)", IN_TASK),
+        "refused by the BigCodeBench runner: gc.get_referents",
+    ),
     "ctypes": (
         cheat("import ctypes\ndef cheat():\n    ctypes.string_at(id(cheat), 8)", IN_TASK),
         "refused by the BigCodeBench runner: ctypes",
+    ),
+    "libc through ctypes": (
+        cheat("import ctypes\ndef cheat():\n    ctypes.CDLL('libc.so.6')", IN_TASK),
+        "OSError: refused by the BigCodeBench runner: ctypes.dlopen",
     ),
     "/proc/self/mem through a link": (
         cheat(

@@ -11,13 +11,15 @@ stops and what it cannot stop is listed in tasks/bigcodebench/README.md ("Forged
   raises the audit event `ARM` (one way: nothing disarms it), and from then on refuses what no
   BigCodeBench solution, test or library needs during a test: adding audit hooks, trace and
   profile functions (which see every frame and can jump over a test's lines), `gc`'s object
-  walks, other threads' frames, ctypes (raw memory and C calls), opening a process's memory
+  walks (`get_referents` only when the solution's or test's own code asks: pandas uses it),
+  other threads' frames, ctypes (raw memory and C calls), opening a process's memory
   (`/proc/<pid>/mem`, `pagemap`, `map_files`), and replacing a function's `__code__`; and, in
   the thread that armed it (the runner's, which holds the job's secret and runs no candidate
   code), any frame at all (`sys._getframe`, a traceback's or generator's frame), so that code
   a candidate gets run there (a finalizer) finds no way to the runner's locals. A refusal is a
   `RuntimeError` (a `ValueError` for `sys._getframe`, the error libraries already expect when
-  no frame is available), which fails the test it happens in.
+  no frame is available; an `OSError` for loading a library with ctypes, as for a file ctypes
+  cannot load), which fails the test it happens in unless the test expects that error.
 - `snapshot(namespaces)` / `changed(snapshots)`: the identity of every value of the given
   namespaces (module and class dictionaries), taken before the candidate runs and compared
   after the tests: a program that replaced a method of `unittest`'s classes, a global of its
@@ -41,7 +43,6 @@ _REFUSED = frozenset(
         "sys._current_frames",
         "gc.get_objects",
         "gc.get_referrers",
-        "gc.get_referents",
     }
 )
 _FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_code"})
@@ -122,6 +123,10 @@ def install_guard():
     def check(event, args, thread):
         if event in _REFUSED or event.startswith("ctypes.") and thread == armed[0]:
             refuse(event)
+        if event == "gc.get_referents":  # pandas' chained-assignment check asks for them
+            if thread == armed[0] or _candidate_code(getframe(2).f_code):
+                refuse(event)
+            return
         if event == "open" and args and _memory_file(args[0], resolve):
             refuse("opening that path")
         frame_event = event == "sys._getframe" or (
@@ -136,7 +141,8 @@ def install_guard():
             while frame is not None and _CTYPES in frame.f_code.co_filename:
                 frame = frame.f_back
             if frame is not None and _candidate_code(frame.f_code):
-                refuse(event)
+                # what ctypes raises for a library it cannot load, which tests expect
+                refuse(event, OSError if event == "ctypes.dlopen" else RuntimeError)
             return
         code_event = event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__"
         if not (frame_event or code_event or event in ("compile", "code.__new__")):
