@@ -1,4 +1,7 @@
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -132,3 +135,47 @@ def _timed(item):
             time.sleep(0.005)
         time.sleep(0.3)
     return name, os.getpid(), time.monotonic_ns()
+
+
+KILLED_PARENT = """
+import os, sys, time
+from evalpack.core.bounded import bounded_map
+
+def note_pid(item):
+    open(os.path.join(sys.argv[1], str(os.getpid())), "w").close()
+    time.sleep(0.05)
+
+bounded_map(note_pid, range(100000), timeout=60, workers=2)
+"""
+
+
+def test_workers_of_a_parent_killed_outright_stop(tmp_path):
+    # each worker holds the parent's end of its sibling's pipe, so none sees an end of file
+    parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, str(tmp_path)])
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + BACKSTOP
+        while len(workers) < 2:
+            assert time.monotonic() < deadline, "the workers never started"
+            workers = {int(p.name) for p in tmp_path.iterdir()}
+            time.sleep(0.05)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + BACKSTOP
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = {pid for pid in workers if _running(pid)}
+    for pid in alive:  # what the test started, it stops
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"workers {sorted(alive)} outlived their killed parent"
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, exited but not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -74,8 +74,17 @@ class Outcome:
     seconds: float = 0.0
 
 
+PARENT_CHECK = 1.0  # seconds between a waiting worker's checks that its parent is alive
+
+
 def _worker_loop(fn: Callable[[Any], Any], conn) -> None:
+    parent = os.getppid()
     while True:
+        # A worker's siblings inherit the parent's end of its pipe, so a parent killed outright
+        # (kill -9) gives it no EOF: it stops once it has been handed to another parent.
+        while not conn.poll(PARENT_CHECK):
+            if os.getppid() != parent:
+                return
         try:
             item = conn.recv()
         except EOFError:
