@@ -29,15 +29,17 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_
 mkdir -p "$OUT"
 SUMMARY=()
 
-step() {  # step NAME COMMAND...: run it, its output in OUT/NAME.log, a summary line
+step() {  # [HEADLINE=regex] step NAME COMMAND...: run it, its output in OUT/NAME.log, a
+    # summary line: the log's last line, or its last line matching HEADLINE
     local name=$1 start=$SECONDS status
     shift
     echo "== $name: $*"
     "$@" >"$OUT/$name.log" 2>&1
     status=$?
-    local line
+    local line headline
+    headline=$(grep -E "${HEADLINE:-.}" "$OUT/$name.log" | tail -n 1)
     line=$(printf '%-14s %-6s %5ds  %s' "$name" "$([ $status = 0 ] && echo ok || echo FAILED)" \
-           $((SECONDS - start)) "$(tail -n 1 "$OUT/$name.log" | cut -c1-110)")
+           $((SECONDS - start)) "$(echo "${headline:-$(tail -n 1 "$OUT/$name.log")}" | cut -c1-110)")
     SUMMARY+=("$line")
     echo "$line"
     return $status
@@ -91,10 +93,10 @@ else
     SUMMARY+=("$(printf '%-14s %-6s %5ds  %s' vllm skipped 0 'vllm is not installed (pip install -e ".[vllm]")')")
 fi
 step sandbox "$PY" -m pytest -q tests -k "execution or sandbox"
-step execution "$PY" benchmarks/execution.py --copies 5 --rounds 2
-step execution-plus "$PY" benchmarks/execution_plus.py --copies 2 --rounds 1
-step fixed-costs "$PY" benchmarks/fixed_costs.py
-step stream "$PY" benchmarks/stream.py --limit 20
+HEADLINE='^evalpack +[0-9]' step execution "$PY" benchmarks/execution.py --copies 5 --rounds 2
+HEADLINE='^evalpack +[0-9]' step execution-plus "$PY" benchmarks/execution_plus.py --copies 2 --rounds 1
+HEADLINE='include path only' step fixed-costs "$PY" benchmarks/fixed_costs.py
+HEADLINE='^stream' step stream "$PY" benchmarks/stream.py --limit 20
 
 {
     echo "evalpack GPU node check, $(date -u +%Y-%m-%dT%H:%MZ), $(git rev-parse --short HEAD 2>/dev/null)"
