@@ -139,7 +139,7 @@ def main() -> None:
                 {
                     "checkpoints": [
                         {
-                            "name": "real-outputs",
+                            "name": f"{args.code_programs}-outputs",
                             "model": "replay",
                             "model_args": {"completions": recorded, "missing": "empty"},
                         }
