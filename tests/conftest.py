@@ -4,6 +4,7 @@ import functools
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,16 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"  # rows in the real sche
 # Seconds after which a test that checks something cannot hang (a linear-time parser, a refused
 # evaluation) fails instead of hanging: far beyond any load, never a claim about speed.
 BACKSTOP = 120
+
+
+def wait_for(condition, what: str) -> None:
+    """Return once `condition()` holds; fail the test naming `what` after `BACKSTOP` seconds."""
+    deadline = time.monotonic() + BACKSTOP
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
 
 # Under pytest-xdist (`make test`: -n auto) these run on one worker each, one after the other:
 # "sandbox", tests that run sandboxed jobs, some of which check machine-wide sandbox state (no

@@ -13,17 +13,15 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
-from tests.conftest import REPO, sigint_as_at_a_terminal
+from tests.conftest import BACKSTOP, REPO, sigint_as_at_a_terminal, wait_for
 from tests.models.http_stub import Stub
 
 DOCS, REPEATS, CONCURRENT = 8, 4, 2
 GRACE = 3600.0  # seconds the run waits for answers in flight after Ctrl-C (product: 3)
 HANDLED = "Ctrl-C: sending nothing more"  # the run's line once it took the Ctrl-C
-BACKSTOP = 120  # seconds: only stops a hung test, far beyond what any step takes
 # `python -m evalpack` with the grace period set to GRACE
 COMMAND = (
     "import evalpack.models.served as served; "
@@ -79,14 +77,6 @@ def start_run(stub, tmp_path) -> subprocess.Popen:
         start_new_session=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
-
-
-def wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + BACKSTOP
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def answered(stub) -> list[int]:

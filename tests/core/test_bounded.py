@@ -6,7 +6,7 @@ import threading
 import time
 
 from evalpack.core.bounded import BoundExceeded, bounded_map, time_limit
-from tests.conftest import BACKSTOP
+from tests.conftest import BACKSTOP, wait_for
 
 # The hard bound a spinning item must reach: far beyond what every other item of its map needs
 # (a fork and a few ms of work, the soft bound's 0.2 s of CPU) however loaded the machine is.
@@ -152,24 +152,21 @@ bounded_map(note_pid, range(100000), timeout=60, workers=2)
 def test_workers_of_a_parent_killed_outright_stop(tmp_path):
     # each worker holds the parent's end of its sibling's pipe, so none sees an end of file
     parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, str(tmp_path)])
-    workers: set[int] = set()
     try:
-        deadline = time.monotonic() + BACKSTOP
-        while len(workers) < 2:
-            assert time.monotonic() < deadline, "the workers never started"
-            workers = {int(p.name) for p in tmp_path.iterdir()}
-            time.sleep(0.05)
+        wait_for(lambda: len(list(tmp_path.iterdir())) >= 2, "both workers to start")
+        workers = {int(p.name) for p in tmp_path.iterdir()}
     finally:
         parent.kill()
         parent.wait()
-    deadline = time.monotonic() + BACKSTOP
-    alive = workers
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.1)
-        alive = {pid for pid in workers if _running(pid)}
-    for pid in alive:  # what the test started, it stops
-        os.kill(pid, signal.SIGKILL)
-    assert not alive, f"workers {sorted(alive)} outlived their killed parent"
+    try:
+        wait_for(
+            lambda: not any(_running(pid) for pid in workers),
+            f"workers {sorted(workers)} to stop after their parent was killed",
+        )
+    finally:
+        for pid in workers:  # what the test started, it stops
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _running(pid: int) -> bool:
