@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from evalpack.core import data
+
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"
 MMLU = "mmlu_mc_tulu"
@@ -67,8 +69,7 @@ def mmlu_loglikelihoods(root: Path) -> Path:
 def recorded_programs() -> dict[str, list[str]]:
     """The recorded HumanEval programs (1,242 for 164 problems), by problem number."""
     by_problem: dict[str, list[str]] = {}
-    for line in (OUTPUTS / "humaneval.jsonl").read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
+    for row in data.read_jsonl(OUTPUTS / "humaneval.jsonl"):
         by_problem.setdefault(row["key"].rsplit("#", 1)[1], []).append(row["completion"])
     return by_problem
 
@@ -76,8 +77,10 @@ def recorded_programs() -> dict[str, list[str]]:
 def reference_programs() -> dict[str, list[str]]:
     """Each HumanEval problem's prompt and canonical solution, a whole function (the programs
     `benchmarks/execution.py` runs), by problem number."""
-    mirror = Path(os.environ["EVALPACK_DATA_DIR"]) / "openai__openai_humaneval/default/test.jsonl"
-    docs = [json.loads(line) for line in mirror.read_text(encoding="utf-8").splitlines()]
+    mirror = data.mirror_file(
+        os.environ[data.DATA_DIR_ENV], "openai/openai_humaneval", None, "test"
+    )
+    docs = data.read_jsonl(mirror)
     return {str(n): [doc["prompt"] + doc["canonical_solution"]] for n, doc in enumerate(docs)}
 
 
@@ -171,9 +174,10 @@ def main() -> None:
             sys.exit(rescored.stderr.strip().splitlines()[-1])
         timed = TIMED.findall(rescored.stderr)
         for task, seconds in timed:
-            code = task.split("/")[-1] in CODE
-            programs = programs_run(root / "rescored", task.split("/")[-1]) if code else 0
-            rate = f"  {programs} programs, {programs / float(seconds):.1f}/s" if code else ""
+            rate = ""
+            if task.split("/")[-1] in CODE:
+                programs = programs_run(root / "rescored", task.split("/")[-1])
+                rate = f"  {programs} programs, {programs / float(seconds):.1f}/s"
             print(f"  {task:40s} {float(seconds):7.1f} s{rate}")
         print(
             f"evalpack rescore, {len(timed)} tasks, every doc: {wall:.1f} s "
