@@ -242,7 +242,10 @@ def test_ray_run_survives_a_node_and_matches_local(ray_run):
         p for p in ray_run["stopped_at"]["unfinished_there"] if done[p]["node"] == ray_run["head"]
     ]
     assert moved, (ray_run["stopped_at"], done)
-    assert "will retry" in ray_run["log"] and "Ray:" in ray_run["log"]
+    assert "will retry" in ray_run["log"]
+    # the lost pair's reason: Ray's, or the killed worker's status when its Ray task returned
+    # that before the node was gone (which comes first is a race)
+    assert "Ray:" in ray_run["log"] or "worker exited with status -9" in ray_run["log"]
     assert metric_values(root / "ray_board") == metric_values(root / "local_board")
     assert len(metric_values(root / "local_board")) == 9
 
