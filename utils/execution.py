@@ -68,9 +68,10 @@ def isolation() -> str:
 
 
 def network_isolation() -> str:
-    """How candidates are kept off the network: "empty network namespace" (no interface at
-    all, loopback included), else "closed socket layer", which seccomp (where available)
-    narrows to "unix sockets only" even for code that reaches the C library through ctypes."""
+    """How candidates are kept off the network: "empty network namespace" (no interface up;
+    a full-runtime job's namespace is its own, with loopback up), else "closed socket layer",
+    which seccomp (where available) narrows to "unix sockets only" even for code that reaches
+    the C library through ctypes."""
     layers = isolation()
     if layers.startswith("namespaces+uid"):
         return "empty network namespace"

@@ -214,6 +214,34 @@ class TestCases(unittest.TestCase):
         pass
 """
 SLEEPS = "import time\ndef task_func():\n    time.sleep(600)\n"
+# a server on a fixed localhost port, as BigCodeBench/1040's; it closes the port on its way out
+# without waiting for the client, so the connection is left in TIME_WAIT on the server's side
+LOOPBACK_TEST = """
+import socket, threading
+class TestCases(unittest.TestCase):
+    def test_echo(self):
+        server = socket.socket()
+        server.bind(("localhost", 12345))
+        server.listen(1)
+        thread = threading.Thread(target=lambda: task_func(server.accept()[0]))
+        thread.start()
+        with socket.create_connection(("localhost", 12345), timeout=5) as client:
+            client.sendall(b"hello")
+            self.assertEqual(client.recv(5), b"HELLO")
+        thread.join()
+        server.close()
+"""
+ECHO = "def task_func(conn):\n    conn.sendall(conn.recv(5).upper())\n    conn.close()\n"
+REFUSED_TEST = """
+class TestCases(unittest.TestCase):
+    def test_refused(self):
+        self.assertNotEqual(task_func(), 0)
+"""
+# a job may have its network namespace made for it, never make one (or any namespace) itself
+OWN_NAMESPACE = (
+    "import subprocess\ndef task_func():\n"
+    "    return subprocess.run(['unshare', '--net', 'true']).returncode\n"
+)
 
 
 @requires_libs
@@ -227,6 +255,10 @@ def test_runner_scratch_network_limits_and_exits():
         ("os_exit", synthetic_doc(SCRATCH_TEST), "import os\nos._exit(0)\n"),
         ("exit_builtin", synthetic_doc(SCRATCH_TEST), "def task_func(name):\n    exit()\n"),
         ("no_tests", synthetic_doc("class TestCases(unittest.TestCase):\n    pass\n"), ""),
+        # a job's own loopback: the port the first job left in TIME_WAIT is free in the second
+        ("loopback", synthetic_doc(LOOPBACK_TEST), ECHO),
+        ("loopback_again", synthetic_doc(LOOPBACK_TEST), ECHO),
+        ("own_namespace", synthetic_doc(REFUSED_TEST), OWN_NAMESPACE),
     ]
     verdicts = dict(
         zip(
@@ -244,6 +276,10 @@ def test_runner_scratch_network_limits_and_exits():
     assert not records["os_exit"]["passed"]
     assert "1 of 1 tests failed" in records["exit_builtin"]["reason"]
     assert records["no_tests"]["reason"] == "assertion failed no test ran"
+    if execution.isolation().startswith("namespaces"):  # the fallback has no network at all
+        assert records["loopback"]["passed"], records["loopback"]["reason"]
+        assert records["loopback_again"]["passed"], records["loopback_again"]["reason"]
+    assert records["own_namespace"]["passed"], records["own_namespace"]["reason"]
     assert not any(r["needs_network"] for k, r in records.items() if k != "network")
 
 
@@ -263,6 +299,9 @@ HARD_SUBSET = [
 # Full-set references the guard once refused: pandas' own `gc.get_referents` (234, 238, 986),
 # and a DLL loaded by the solution whose test expects an `OSError` for a bad path (563-565).
 GUARD_SUBSET = [f"BigCodeBench/{n}" for n in (234, 238, 986, 563, 564, 565)]
+# References that need what BigCodeBench's image has and a job once lacked: `python` on the
+# PATH (1101 runs scripts with it) and a loopback interface (1038 serves on localhost).
+IMAGE_SUBSET = ["BigCodeBench/1101", "BigCodeBench/1038"]
 
 
 def failing_references(dataset: str, task_ids: list[str]) -> dict[str, str]:
@@ -288,6 +327,14 @@ def test_hard_reference_solutions_pass():
 @requires_libs
 def test_references_that_need_what_the_guard_refuses_their_own_code_pass():
     assert failing_references(FULL, GUARD_SUBSET) == {}
+
+
+@requires_shared
+@requires_libs
+def test_references_that_run_python_or_serve_on_localhost_pass():
+    if not execution.isolation().startswith("namespaces"):
+        pytest.skip("a job has loopback only in a network namespace of its own (root)")
+    assert failing_references(FULL, IMAGE_SUBSET) == {}
 
 
 @requires_shared

@@ -11,15 +11,19 @@
 * per job, /tmp is replaced by a fresh, size-capped tmpfs, so nothing a job wrote reaches the
   next;
 * `clone_into_new_namespaces`: the fork that makes a candidate init of its own PID namespace
-  (when it dies the kernel kills every process it started) with its own System V IPC.
+  (when it dies the kernel kills every process it started) with its own System V IPC and, for
+  full-runtime jobs, its own network namespace with loopback only.
 """
 
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import re
 import signal
+import socket
+import struct
 import sys
 
 from .limits import SCRATCH_SIZE
@@ -29,6 +33,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
+SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK = 0x8914, 0x1, 0x8
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}.get(os.uname().machine)
 ROOT = "/tmp/.sandbox-root"  # inside the zygote's private /tmp, never the host's
 DEVICES = ("null", "zero", "full", "random", "urandom")
@@ -219,13 +224,15 @@ def runtime(full: bool) -> None:
     check(libc.umount2(FULL.encode(), MNT_DETACH), f"umount {FULL}")
 
 
-def clone_into_new_namespaces() -> int:
+def clone_into_new_namespaces(network: bool = False) -> int:
     """os.fork(), except that the child is init of a new PID namespace (pid 1 there), with its
     own System V IPC namespace (its shared memory and message queues die with it) and its own
-    mount namespace, in which it mounts a proc of its PID namespace (`own_proc`). Like os.fork
+    mount namespace, in which it mounts a proc of its PID namespace (`own_proc`); with
+    `network`, also its own network namespace (`loopback_up` brings its `lo` up). Like os.fork
     it holds the GIL across the call and runs the interpreter's fork hooks (so that, e.g.,
     `random` is reseeded in the child)."""
     flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | signal.SIGCHLD
+    flags |= CLONE_NEWNET if network else 0
     _python.PyOS_BeforeFork()
     pid = _python.syscall(SYS_CLONE, flags, 0, 0, 0, 0)
     if pid == 0:
@@ -233,6 +240,14 @@ def clone_into_new_namespaces() -> int:
     else:
         _python.PyOS_AfterFork_Parent()
     return check(pid, "clone")
+
+
+def loopback_up() -> None:
+    """In a candidate cloned with its own network namespace (still root): its loopback
+    interface up, the only one it has. Nothing it binds or leaves there (a port in TIME_WAIT)
+    outlives it: the namespace goes when its last process does."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH", b"lo", IFF_UP | IFF_LOOPBACK))
 
 
 def own_proc() -> None:

@@ -5,8 +5,9 @@ its set-up, with no_new_privs; every candidate it forks inherits it, as does eve
 candidate starts, and no process can remove it. (Installing it once rather than per candidate
 keeps the kernel from compiling a BPF program for every job.) So the filter also allows what
 the zygote needs per job, `mount`/`umount2` for the fresh /tmp and the candidate's own proc, and
-`clone` into new PID, IPC and mount namespaces: these need CAP_SYS_ADMIN, which a candidate (an unprivileged uid that can create
-no user namespace) never holds, so the kernel refuses them to candidates anyway.
+`clone` into new PID, IPC, mount and (full-runtime jobs) network namespaces: these need
+CAP_SYS_ADMIN, which a candidate (an unprivileged uid that can create no user namespace) never
+holds, so the kernel refuses them to candidates anyway.
 
 Default: allow (Python, numpy and the standard library need a wide, version-dependent set of
 calls; an allow list would break honest programs in ways no test would show). Denied, with the
@@ -114,8 +115,8 @@ MADV_WILLNEED, MADV_REMOVE, MADV_COLD, MADV_PAGEOUT = 3, 9, 20, 21
 RWF_NOWAIT = 0x8
 # clone() with any of these flags (new namespaces) is refused; clone3() passes its flags in
 # memory a filter cannot read, so it answers ENOSYS and the C library falls back to clone().
-NAMESPACE_FLAGS = (0x02000000, 0x04000000, 0x10000000, 0x40000000, 0x00000080)
-#                  NEWCGROUP, NEWUTS, NEWUSER, NEWNET, NEWTIME (NEWPID, NEWIPC, NEWNS: above)
+NAMESPACE_FLAGS = (0x02000000, 0x04000000, 0x10000000, 0x00000080)
+#                  NEWCGROUP, NEWUTS, NEWUSER, NEWTIME (NEWPID, NEWIPC, NEWNS, NEWNET: above)
 FULL_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)  # inet: the empty network ns
 FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet sockets at all
 FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused

@@ -171,6 +171,8 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict, stat
     if state.full:
         rootfs.own_proc()
         rootfs.runtime(request["full_runtime"])
+        if request["full_runtime"]:
+            rootfs.loopback_up()
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")  # the OOM killer takes a candidate before the zygote
         uid = request["uid"]
@@ -294,7 +296,10 @@ def _spawn(
     """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
     if state.full:
         rootfs.fresh_scratch(header["uid"])
-    pid = rootfs.clone_into_new_namespaces() if state.full else os.fork()
+    if state.full:
+        pid = rootfs.clone_into_new_namespaces(network=header["full_runtime"])
+    else:
+        pid = os.fork()
     if pid == 0:
         channel = socket.socket(fileno=fds[0])
         try:

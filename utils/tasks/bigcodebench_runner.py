@@ -9,7 +9,8 @@ does (its `eval/__init__.py`; behaviour read there, code written here):
 - the solution and the test are one module, `__test__` (solution, then test), executed in a
   fresh scratch directory under the job's own `/tmp`, which is the working directory (tests
   create and read files there);
-- BigCodeBench's pinned libraries first on the path (`bigcodebench_libs`);
+- BigCodeBench's pinned libraries first on the path (`bigcodebench_libs`), and `python` on
+  `PATH` the interpreter that has them (their folder on `PYTHONPATH`), as in BigCodeBench's image;
 - the environment BigCodeBench's `reliability_guard` sets: TZ=UTC, one OpenMP thread, the
   TensorFlow log switches, `exit` and `quit` removed, matplotlib figures closed; stdout, stderr
   and stdin swallowed, and subprocesses' output piped unless the caller captures it;
@@ -82,6 +83,10 @@ def seal(report, nonce):
 def _prepare_environment(libs, imports):
     if libs:  # BigCodeBench's pinned libraries come before the environment's own
         sys.path.insert(0, libs)
+        os.environ["PYTHONPATH"] = libs
+    # `python` is the interpreter with the libraries, as in BigCodeBench's image: programs run
+    # scripts with `subprocess.call(["python", ...])` (its folder: the venv's bin, which has one)
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     os.environ["TZ"] = "UTC"
     time.tzset()
     os.environ["OMP_NUM_THREADS"] = "1"
