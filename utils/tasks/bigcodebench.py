@@ -55,9 +55,9 @@ ENTRY_POINT = "run_bigcodebench"  # the runner's function the trusted check call
 # `pass_at_1_real_values` (`verdict_record`). Drawn per process, so no program can say it.
 MADE_FLAG = f"made-{secrets.token_hex(8)}"
 
-# Failures whose traceback says the test wanted the network, which jobs never have: the
-# operating system's own messages (name resolution, no route, no address to bind, loopback
-# included), not exception names a test may raise on purpose through a mock.
+# Failures whose traceback says the test wanted the network, of which a job has loopback only:
+# the operating system's own messages (name resolution, no route, no address to bind), not
+# exception names a test may raise on purpose through a mock.
 _NETWORK = re.compile(
     r"gaierror|Temporary failure in name resolution|Name or service not known|"
     r"Network is unreachable|Cannot assign requested address|NewConnectionError|"
