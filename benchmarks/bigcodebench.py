@@ -207,7 +207,7 @@ def main() -> None:
     docs = load(args.full)[:: args.every]
     print(
         f"{os.cpu_count()} cores; evalpack isolation: {execution.isolation()}, network: "
-        f"{execution.network_isolation()}; {len(docs)} tasks, limit {args.timeout:g} s, "
+        f"{execution.network_isolation(full_runtime=True)}; {len(docs)} tasks, limit {args.timeout:g} s, "
         f"{args.rounds} rounds"
     )
     workdir = Path(os.environ.get("TMPDIR", "/tmp")) / f"bigcodebench-baseline-{os.getpid()}"

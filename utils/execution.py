@@ -67,12 +67,12 @@ def isolation() -> str:
     return pool.probe()
 
 
-def network_isolation() -> str:
-    """How candidates are kept off the network: "empty network namespace" (no interface up;
-    a full-runtime job's namespace is its own, with loopback up), else "closed socket layer",
-    which seccomp (where available) narrows to "unix sockets only" even for code that reaches
-    the C library through ctypes."""
+def network_isolation(full_runtime: bool = False) -> str:
+    """How candidates are kept off the network: "empty network namespace" (no interface up),
+    for a full-runtime job (`Job.full_runtime`) "loopback only" (a network namespace of its
+    own), else "closed socket layer", which seccomp (where available) narrows to "unix
+    sockets only" even for code that reaches the C library through ctypes."""
     layers = isolation()
     if layers.startswith("namespaces+uid"):
-        return "empty network namespace"
+        return "loopback only" if full_runtime else "empty network namespace"
     return "unix sockets only" if "+seccomp" in layers else "closed socket layer"

@@ -294,3 +294,4 @@ def test_only_unix_and_internet_sockets_and_no_kernel_extras():
 def test_full_isolation_is_reported_as_root():
     assert execution.isolation() == "namespaces+uid+seccomp+cgroups"
     assert execution.network_isolation() == "empty network namespace"
+    assert execution.network_isolation(full_runtime=True) == "loopback only"
