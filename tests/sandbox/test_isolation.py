@@ -5,6 +5,7 @@ works, so their failing proves it was blocked; where the probe's escape depends 
 a control run outside the sandbox (as an unprivileged user) shows that it would work there.
 """
 
+import glob
 import os
 import re
 import secrets
@@ -18,7 +19,7 @@ import pytest
 from evalpack import execution
 from evalpack.execution import run_jobs
 from evalpack.sandbox import harness, pool
-from evalpack.sandbox.limits import WALL_EXTRA, WALL_FACTOR
+from evalpack.sandbox.limits import TCP_MEMORY_LIMIT, WALL_EXTRA, WALL_FACTOR
 from tests.sandbox.conftest import HONEST, forged_reply, job, needs_root, probe, program
 
 SYSCALLS = {  # add_key, keyctl, socket, io_uring_setup, userfaultfd, perf_event_open, ptrace
@@ -295,3 +296,49 @@ def test_full_isolation_is_reported_as_root():
     assert execution.isolation() == "namespaces+uid+seccomp+cgroups"
     assert execution.network_isolation() == "empty network namespace"
     assert execution.network_isolation(full_runtime=True) == "loopback only"
+
+
+# ---- 7. A full-runtime job's loopback and the host's TCP memory
+# Two processes of 24 loopback connections each, every connection sent to until it would
+# block: about 3.7 MiB queued per connection here (the send buffer grows to tcp_wmem's
+# maximum), some 180 MiB in all, if nothing holds them back
+FILL_LOOPBACK = program("""
+    import os, socket, time
+    child = os.fork()
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(32)
+    held = []
+    for _ in range(24):
+        client = socket.create_connection(server.getsockname())
+        held.append((client, server.accept()[0]))
+        client.setblocking(False)
+        try:
+            while True:
+                client.send(b"x" * 262144)
+        except BlockingIOError:
+            pass
+    if child == 0:
+        time.sleep(60)  # holding its buffers until the job ends
+    """)
+TCP_GROUPS = "/sys/fs/cgroup/memory/evalpack/slot-*/memory.kmem.tcp.max_usage_in_bytes"
+
+
+def tcp_peaks() -> dict[str, int]:
+    return {path: int(Path(path).read_text()) for path in glob.glob(TCP_GROUPS)}
+
+
+@needs_root
+def test_a_jobs_tcp_buffers_are_held_to_its_own_limit():
+    """cgroups v1 leaves socket buffers out of a job's memory limit and counts them against
+    the host-wide tcp_mem: a job filling its loopback is held to TCP_MEMORY_LIMIT instead."""
+    if not tcp_peaks():
+        pytest.skip("cgroups v1 only: v2 counts socket buffers in the job's memory limit")
+    for path in tcp_peaks():
+        Path(path).write_text("0")  # the high-water mark from now on
+    verdicts = run_jobs(with_honest(job(probe(FILL_LOOPBACK), 20.0, full_runtime=True)))
+    assert all(v.passed for v in verdicts), verdicts  # it filled what it could, then went on
+    # it reached the limit and stayed there, give or take what the kernel charges past a
+    # limit rather than drop a packet it already holds (0.5 MiB here)
+    peak = max(tcp_peaks().values())
+    assert TCP_MEMORY_LIMIT - 8 * 2**20 <= peak <= TCP_MEMORY_LIMIT + 8 * 2**20, peak

@@ -7,7 +7,8 @@ holds only the zygote (a few tens of MiB), so its limits are the job's limits:
 
 * memory: MEMORY_LIMIT for all processes of the job together, page cache, tmpfs and memfd
   pages and kernel memory included, no swap; past it the kernel's OOM killer kills the job's
-  largest candidate process (candidates have oom_score_adj 1000, the zygote 0);
+  largest candidate process (candidates have oom_score_adj 1000, the zygote 0); on v1, TCP
+  socket buffers apart, at most TCP_MEMORY_LIMIT (past it the job's sockets wait for room);
 * pids: PROCESS_LIMIT + 1 (the zygote) tasks, threads included;
 * cpu: one core at most (CFS quota = period) with the default weight, so a job that starts
   many processes or sessions (each would get its own scheduler autogroup in the root group)
@@ -29,7 +30,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .limits import MEMORY_LIMIT, PROCESS_LIMIT
+from .limits import MEMORY_LIMIT, PROCESS_LIMIT, TCP_MEMORY_LIMIT
 
 ROOT = "/sys/fs/cgroup"
 PARENT = "evalpack"
@@ -126,6 +127,7 @@ def _limits(version: int) -> list[tuple[str, str]]:
         return [
             ("memory.limit_in_bytes", str(MEMORY_LIMIT)),
             ("memory.memsw.limit_in_bytes", str(MEMORY_LIMIT)),
+            ("memory.kmem.tcp.limit_in_bytes", str(TCP_MEMORY_LIMIT)),
             ("memory.swappiness", "0"),
             ("cpu.shares", "1024"),
             ("cpu.cfs_period_us", str(CPU_PERIOD_US)),
