@@ -39,6 +39,7 @@ XDIST_GROUPS = {
     "tests/tasks/test_humanevalplus.py": "sandbox",
     "tests/commands/test_runs.py": "leaderboard",
     "tests/commands/test_reports.py": "leaderboard",
+    "tests/commands/test_results_folders.py": "leaderboard",  # elsewhere, a second build (25 s)
     "tests/test_install.py": "install",  # one wheel build at a time in the checkout's build/
 }
 
