@@ -117,7 +117,7 @@ RWF_NOWAIT = 0x8
 # memory a filter cannot read, so it answers ENOSYS and the C library falls back to clone().
 NAMESPACE_FLAGS = (0x02000000, 0x04000000, 0x10000000, 0x00000080)
 #                  NEWCGROUP, NEWUTS, NEWUSER, NEWTIME (NEWPID, NEWIPC, NEWNS, NEWNET: above)
-FULL_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)  # inet: the empty network ns
+FULL_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)  # inet: in a network ns
 FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet sockets at all
 FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2

@@ -296,7 +296,6 @@ def _spawn(
     """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
     if state.full:
         rootfs.fresh_scratch(header["uid"])
-    if state.full:
         pid = rootfs.clone_into_new_namespaces(network=header["full_runtime"])
     else:
         pid = os.fork()
