@@ -339,6 +339,6 @@ def test_a_jobs_tcp_buffers_are_held_to_its_own_limit():
     verdicts = run_jobs(with_honest(job(probe(FILL_LOOPBACK), 20.0, full_runtime=True)))
     assert all(v.passed for v in verdicts), verdicts  # it filled what it could, then went on
     # it reached the limit and stayed there, give or take what the kernel charges past a
-    # limit rather than drop a packet it already holds (0.5 MiB here)
+    # limit rather than drop a packet it already holds (2.2 MiB over here)
     peak = max(tcp_peaks().values())
     assert TCP_MEMORY_LIMIT - 8 * 2**20 <= peak <= TCP_MEMORY_LIMIT + 8 * 2**20, peak
