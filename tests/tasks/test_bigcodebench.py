@@ -285,7 +285,8 @@ def test_runner_scratch_network_limits_and_exits():
 
 # --- real tasks ---------------------------------------------------------------------------
 # A small real subset of the Hard reference solutions: pandas, matplotlib, sklearn, numpy,
-# files, regex, subprocess mocks.
+# files, regex, subprocess mocks; NLTK's data, which the programs download and a job has
+# installed instead (177: punkt, 655: stopwords).
 HARD_SUBSET = [
     "BigCodeBench/13",
     "BigCodeBench/37",
@@ -293,6 +294,8 @@ HARD_SUBSET = [
     "BigCodeBench/92",
     "BigCodeBench/100",
     "BigCodeBench/139",
+    "BigCodeBench/177",
+    "BigCodeBench/655",
 ]
 
 

@@ -10,20 +10,35 @@ BigCodeBench's programs put it first on their path. Nothing of the sandbox chang
     python -m evalpack.tasks.bigcodebench_libs install   # pip install --target <folder> -r ...
     python -m evalpack.tasks.bigcodebench_libs path      # where they are (or would be)
 
+The install also puts the NLTK data BigCodeBench's NLP tasks load (`punkt`, `stopwords`) into
+`<folder>/nltk_data`, which their jobs get as `NLTK_DATA`: the programs download it themselves
+(`nltk.download`), which a job cannot (no network). The files are NLTK's own, unchanged, as the
+PyPI wheel of llama-index-core 0.10.30 vendors them (pinned by its sha256 below).
+
 `EVALPACK_BIGCODEBENCH_LIBS` names another folder (it must lie inside the Python installation
 or the venv: the sandbox shows candidates nothing else).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
+import tempfile
+import zipfile
 from importlib import resources
 from pathlib import Path
 
 ENV = "EVALPACK_BIGCODEBENCH_LIBS"
 MARKER = "numpy"  # a folder without it has not been installed
+NLTK_DATA = "nltk_data"  # inside the folder
+# NLTK's `punkt` and `stopwords` packages, unchanged, as this wheel vendors them (NLTK data,
+# Apache-2.0); the members under NLTK_DATA_IN_WHEEL are copied, macOS's .DS_Store left out.
+NLTK_WHEEL = "llama-index-core==0.10.30"
+NLTK_WHEEL_SHA256 = "2f291ce2975f9dbf0ea87d684d3d8122ce216265f468f32baa2cf4ecfb34ed2a"
+NLTK_DATA_IN_WHEEL = "llama_index/core/_static/nltk_cache/"
+NLTK_PACKAGES = ("corpora/stopwords/", "tokenizers/punkt/")
 
 
 def folder() -> Path:
@@ -40,8 +55,17 @@ def requirements_file() -> Path:
     )
 
 
+def nltk_data() -> Path:
+    return folder() / NLTK_DATA
+
+
 def install() -> int:
-    """pip install the pinned requirements into the folder; pip's exit status."""
+    """pip install the pinned requirements into the folder, then the NLTK data; the first
+    failing step's exit status."""
+    return install_libraries() or install_nltk_data()
+
+
+def install_libraries() -> int:
     command = [
         sys.executable,
         "-m",
@@ -55,6 +79,29 @@ def install() -> int:
         str(requirements_file()),
     ]
     return subprocess.call(command)
+
+
+def install_nltk_data() -> int:
+    """Download the pinned wheel (no dependencies), check its sha256, copy the NLTK packages
+    out of it into `nltk_data()`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        status = subprocess.call(command + ["--only-binary=:all:", "-d", scratch, NLTK_WHEEL])
+        if status:
+            return status
+        (wheel,) = Path(scratch).glob("*.whl")
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        if digest != NLTK_WHEEL_SHA256:
+            print(f"{wheel.name}: sha256 {digest}, expected {NLTK_WHEEL_SHA256}", file=sys.stderr)
+            return 1
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                inner = name.removeprefix(NLTK_DATA_IN_WHEEL)
+                if inner.startswith(NLTK_PACKAGES) and not name.endswith(("/", ".DS_Store")):
+                    target = nltk_data() / inner
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.read(name))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

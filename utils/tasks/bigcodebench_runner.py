@@ -11,6 +11,7 @@ does (its `eval/__init__.py`; behaviour read there, code written here):
   create and read files there);
 - BigCodeBench's pinned libraries first on the path (`bigcodebench_libs`), and `python` on
   `PATH` the interpreter that has them (their folder on `PYTHONPATH`), as in BigCodeBench's image;
+  the NLTK data the programs download (`nltk.download`, which needs the network) as `NLTK_DATA`;
 - the environment BigCodeBench's `reliability_guard` sets: TZ=UTC, one OpenMP thread, the
   TensorFlow log switches, `exit` and `quit` removed, matplotlib figures closed; stdout, stderr
   and stdin swallowed, and subprocesses' output piped unless the caller captures it;
@@ -84,6 +85,8 @@ def _prepare_environment(libs, imports):
     if libs:  # BigCodeBench's pinned libraries come before the environment's own
         sys.path.insert(0, libs)
         os.environ["PYTHONPATH"] = libs
+        # the NLTK data the programs would download (bigcodebench_libs.NLTK_DATA)
+        os.environ["NLTK_DATA"] = os.path.join(libs, "nltk_data")
     # `python` is the interpreter with the libraries, as in BigCodeBench's image: programs run
     # scripts with `subprocess.call(["python", ...])` (its folder: the venv's bin, which has one)
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
