@@ -35,16 +35,22 @@ demo: venv
 # What the tests need beyond the demo: torch (the CPU build, pinned; this machine's pip finds
 # the 2.13.0+cpu wheel, elsewhere add --index-url https://download.pytorch.org/whl/cpu) for
 # the hf backend and the real OpenAI-compatible server the tests start; Ray for the cluster test.
-# BigCodeBench's pinned libraries go into their own folder while the extras install (two pips
-# at once: about 45 s less); its output is shown if it fails.
-$(BIN)/.test-extras: $(BIN)/.installed
+# The pack alone first (no dependencies: seconds), so that BigCodeBench's pinned libraries can
+# go into their own folder while everything else installs (two pips at once); its output is
+# shown if it fails.
+$(BIN)/.test-extras: pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --no-deps -e .
 	$(BIN)/python -m evalpack.tasks.bigcodebench_libs install > $(VENV)/bigcodebench-libs.log 2>&1 & \
 	libs=$$!; \
-	$(BIN)/pip install --quiet "torch==2.13.0" \
-		&& $(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray,verifiers]"; extras=$$?; \
+	$(BIN)/pip install --quiet -e ".[dev]" \
+		&& $(BIN)/pip install --quiet "torch==2.13.0" \
+		&& $(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray,verifiers]"; \
+	extras=$$?; \
 	wait $$libs || { cat $(VENV)/bigcodebench-libs.log; exit 1; }; \
 	exit $$extras
-	touch $@
+	touch $(BIN)/.installed $@
 
 # The report test opens the HTML page in Debian's headless Chromium; without it that test skips.
 chromium:
@@ -54,7 +60,7 @@ chromium:
 # The suite runs on every core (pytest-xdist; CI has 2); tests that must not run beside each
 # other or share an expensive session fixture run on one worker (tests/conftest.py,
 # XDIST_GROUPS). The 15 slowest tests are printed at the end.
-test: venv $(BIN)/.test-extras chromium
+test: $(BIN)/.test-extras chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q -n auto --durations=15

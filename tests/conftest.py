@@ -175,12 +175,15 @@ def chat_requests(task_name, num_fewshot=None, samples=None):
 
 
 def replay_eval(tasks, model_args, **kwargs):
-    """Run `tasks` through lm-eval end to end with the `replay` model, in chat mode."""
+    """Run `tasks` through lm-eval end to end with the `replay` model, in chat mode. Like a
+    leaderboard worker, a test process computes lm-eval's environment report once."""
     from lm_eval import simple_evaluate
 
+    from evalpack.commands import fixed_costs
     from evalpack.models.registry import register
 
     register()
+    fixed_costs.once_per_process()
 
     return simple_evaluate(
         model="replay",
