@@ -46,6 +46,7 @@ import json, multiprocessing, os, sys, time
 from concurrent.futures import ThreadPoolExecutor
 libs, runner, jobs_file, timeout = sys.argv[1:5]
 sys.path.insert(0, libs)
+os.environ["NLTK_DATA"] = os.path.join(libs, "nltk_data")  # as the sandbox's runner sets it
 source = open(runner).read()
 jobs = json.load(open(jobs_file))
 context = multiprocessing.get_context("fork")
