@@ -372,4 +372,8 @@ def test_libraries_folder_and_pins(monkeypatch, tmp_path, capsys):
     assert bigcodebench_libs.main(["path"]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "libs")
     assert not bigcodebench_libs.installed()
+    (tmp_path / "libs" / "numpy").mkdir(parents=True)  # installed before the NLTK data was
+    assert not bigcodebench_libs.installed()
+    (tmp_path / "libs" / "nltk_data").mkdir()
+    assert bigcodebench_libs.installed()
     assert bigcodebench_libs.main(["nonsense"]) == 2

@@ -163,7 +163,8 @@ def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
 
 def missing_libraries() -> str:
     return (
-        f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()}: run "
+        f"BigCodeBench's libraries (or their NLTK data) are not installed in "
+        f"{bigcodebench_libs.folder()}: run "
         "`python -m evalpack.tasks.bigcodebench_libs install` (see tasks/bigcodebench)"
     )
 

@@ -46,7 +46,9 @@ def folder() -> Path:
 
 
 def installed() -> bool:
-    return (folder() / MARKER).is_dir()
+    """The libraries and the NLTK data (a folder installed before the data was added lacks
+    it: `install` again rather than fail the NLP tasks quietly)."""
+    return (folder() / MARKER).is_dir() and nltk_data().is_dir()
 
 
 def requirements_file() -> Path:
