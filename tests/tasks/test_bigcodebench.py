@@ -6,6 +6,8 @@ Tests that execute need BigCodeBench's libraries (`python -m evalpack.tasks.bigc
 install`); without them they skip, saying so."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -163,6 +165,19 @@ def test_code_extract_takes_the_longest_parsing_run():
     # an unreached assignment is dropped, a reached one kept, imports always kept
     code = "import os\nLIMIT = 3\nOTHER = 4\ndef f():\n    return LIMIT\n"
     assert sanitize(code, "f") == "import os\nLIMIT = 3\ndef f():\n    return LIMIT"
+
+
+def test_sanitising_prints_nothing_about_the_completions_text():
+    # BigCodeBench/655's prompt has "\W" in a plain string: the compiler warns at every parse
+    code = 'import re\ndef task_func(t):\n    return re.sub("[\\W_]+", " ", t)\n'
+
+    def stderr_of(statement: str) -> str:
+        command = [sys.executable, "-W", "always", "-c", statement]
+        return subprocess.run(command, check=True, capture_output=True, text=True).stderr
+
+    assert "invalid escape sequence" in stderr_of(f"import ast; ast.parse({code!r})")
+    sanitising = "from evalpack.scoring.code_sanitize import sanitize; sanitize({!r}, 'task_func')"
+    assert stderr_of(sanitising.format(code)) == ""
 
 
 @requires_shared

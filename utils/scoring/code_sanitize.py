@@ -17,17 +17,24 @@ Behaviour read there and kept exactly, quirks included; the code is this module'
 from __future__ import annotations
 
 import ast
+import re
+import warnings
 from functools import cache
 
 _IMPORTS = ("import_statement", "import_from_statement")
 _DEFINITIONS = ("class_definition", "function_definition")
+# Completions are parsed under this name, so that what the compiler warns about in them (an
+# invalid escape sequence in a dataset's prompt...) is not printed by the scoring process, once
+# for every run of lines tried; warnings about any other source are left as they are.
+_FILENAME = "<completion>"
+warnings.filterwarnings("ignore", module=re.escape(_FILENAME))
 
 
 def parses(code: str) -> bool:
     """OLMES's `syntax_check`, which also survives what `ast.parse` raises besides SyntaxError
     on odd text (null bytes, nesting too deep): such text does not parse."""
     try:
-        ast.parse(code)
+        ast.parse(code, _FILENAME)
     except (SyntaxError, MemoryError, ValueError, RecursionError):
         return False
     return True
