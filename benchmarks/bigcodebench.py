@@ -46,7 +46,6 @@ import json, multiprocessing, os, sys, time
 from concurrent.futures import ThreadPoolExecutor
 libs, runner, jobs_file, timeout = sys.argv[1:5]
 sys.path.insert(0, libs)
-os.environ["NLTK_DATA"] = os.path.join(libs, "nltk_data")  # as the sandbox's runner sets it
 source = open(runner).read()
 jobs = json.load(open(jobs_file))
 context = multiprocessing.get_context("fork")
@@ -169,7 +168,8 @@ def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float
         capture_output=True,
         text=True,
         cwd=workdir,
-        env={**os.environ, "TMPDIR": str(workdir)},
+        # the NLTK data the sandbox's runner gives its programs (bigcodebench_runner)
+        env={**os.environ, "TMPDIR": str(workdir), "NLTK_DATA": str(bigcodebench_libs.nltk_data())},
     )
     seconds = time.perf_counter() - start
     reports = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
