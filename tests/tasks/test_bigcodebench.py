@@ -372,23 +372,3 @@ def test_end_to_end_hard_reference_solutions(mirror):
     assert record["outcome"] == "passed" and record["program"].startswith(
         rows(HARD)[0]["code_prompt"] + "\n    pass\n"
     )
-
-
-def test_missing_libraries_are_one_clear_error(monkeypatch, tmp_path):
-    monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "none"))
-    with pytest.raises(RuntimeError, match="bigcodebench_libs install"):
-        bigcodebench.execute_samples([["x"]], [{"code_prompt": "", "entry_point": "f"}])
-
-
-def test_libraries_folder_and_pins(monkeypatch, tmp_path, capsys):
-    pins = bigcodebench_libs.requirements_file().read_text().splitlines()
-    assert "pandas==2.0.3" in pins and "matplotlib==3.7.0" in pins and "numpy==1.26.4" in pins
-    monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "libs"))
-    assert bigcodebench_libs.main(["path"]) == 0
-    assert capsys.readouterr().out.strip() == str(tmp_path / "libs")
-    assert not bigcodebench_libs.installed()
-    (tmp_path / "libs" / "numpy").mkdir(parents=True)  # installed before the NLTK data was
-    assert not bigcodebench_libs.installed()
-    (tmp_path / "libs" / "nltk_data").mkdir()
-    assert bigcodebench_libs.installed()
-    assert bigcodebench_libs.main(["nonsense"]) == 2

