@@ -16,10 +16,18 @@ DEMO_TASKS := $(if $(wildcard $(SHARED_DATA)/lukaemon__bbh),minerva_math_tulu$(c
 
 venv: $(BIN)/.installed
 
-$(BIN)/.installed: pyproject.toml
+# Installs go through uv (pinned; pip fetches it like any package): it installs in parallel,
+# with its own cache, in half pip's time. .ci/uv_env.py makes it install what pip would here:
+# it reads where this machine's pip looks (pip.conf, PIP_* variables) and sets pip's rules.
+UV_VERSION := 0.13.9
+UV_INSTALL = eval "$$($(BIN)/python .ci/uv_env.py)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
+
+$(BIN)/uv:
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet "uv==$(UV_VERSION)"
+
+$(BIN)/.installed: pyproject.toml $(BIN)/uv
+	$(UV_INSTALL) --upgrade-package pip pip -e ".[dev]"
 	touch $@
 
 demo: venv
@@ -32,21 +40,18 @@ demo: venv
 		--title "evalpack demo leaderboard"
 	@echo "report: $(DEMO_BOARD)/report/report.html (and report.md, report.json)"
 
-# What the tests need beyond the demo: torch (the CPU build, pinned; this machine's pip finds
-# the 2.13.0+cpu wheel, elsewhere add --index-url https://download.pytorch.org/whl/cpu) for
+# What the tests need beyond the demo: torch (the CPU build, pinned; this machine's pip
+# configuration finds the 2.13.0+cpu wheel; elsewhere set
+# PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu) for
 # the hf backend and the real OpenAI-compatible server the tests start; Ray for the cluster test.
 # The pack alone first (no dependencies: seconds), so that BigCodeBench's pinned libraries can
-# go into their own folder while everything else installs (two pips at once); its output is
-# shown if it fails.
-$(BIN)/.test-extras: pyproject.toml
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --no-deps -e .
+# go into their own folder while everything else installs (two installs at once; the libraries'
+# installer uses the venv's uv too); its output is shown if it fails.
+$(BIN)/.test-extras: pyproject.toml $(BIN)/uv
+	$(UV_INSTALL) --no-deps --upgrade-package pip pip -e . || exit 1; \
 	$(BIN)/python -m evalpack.tasks.bigcodebench_libs install > $(VENV)/bigcodebench-libs.log 2>&1 & \
 	libs=$$!; \
-	$(BIN)/pip install --quiet -e ".[dev]" \
-		&& $(BIN)/pip install --quiet "torch==2.13.0" \
-		&& $(BIN)/pip install --quiet -e ".[dev,hf,serve-test,ray,verifiers]"; \
+	$(UV_INSTALL) "torch==2.13.0" -e ".[dev,hf,serve-test,ray,verifiers]"; \
 	extras=$$?; \
 	wait $$libs || { cat $(VENV)/bigcodebench-libs.log; exit 1; }; \
 	exit $$extras
