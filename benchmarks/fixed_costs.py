@@ -37,11 +37,11 @@ RUN = [
     "1",
     "--apply_chat_template",
 ]
-# the old way: every run indexes lm-eval's built-in tasks as well (no disk cache of their index)
+# the old way: every run indexes lm-eval's built-in tasks as well, and no index is cached on disk
 WITH_BUILTINS = (
     "from evalpack.commands import fixed_costs; "
     "fixed_costs.needs_builtin_tasks = lambda names, path: True; "
-    "from evalpack.commands import builtin_index; builtin_index.read = lambda file, key: None; "
+    "from evalpack.commands import index_cache; index_cache.read = lambda file, key: None; "
 )
 MAIN = "from evalpack.commands.cli import main; main({argv!r})"
 # lm-eval's own ifeval, its dataset (google/IFEval, from the hub) read from the offline mirror

@@ -31,10 +31,11 @@ _PlainLoader.add_constructor("!function", lambda loader, node: loader.construct_
 @cache
 def task_index(include_path: str | None = None) -> dict:
     """lm-eval's index of the tasks under `include_path` (default: the pack's own), as its
-    `TaskManager(include_path, include_defaults=False)` builds it; built once per process."""
-    from lm_eval.tasks._index import TaskIndex
+    `TaskManager(include_path, include_defaults=False)` builds it; read once per process,
+    from its disk cache while the folder's YAML files are unchanged (`index_cache`)."""
+    from . import index_cache
 
-    return TaskIndex.build([Path(include_path or tasks_dir())])
+    return index_cache.cached_index(Path(include_path or tasks_dir()))[0]
 
 
 @lru_cache(maxsize=4096)

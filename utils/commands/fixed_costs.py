@@ -6,7 +6,7 @@
   task manager then indexes the include path alone (`pack_only`). A run naming any other task
   (one of lm-eval's own, a YAML file, a folder) gets lm-eval's task manager unchanged.
 * A run naming one of lm-eval's own tasks (and `ls`, and "did you mean") takes lm-eval's index
-  of its built-in tasks from a disk cache (`builtin_index`), the include path's tasks on top.
+  of its built-in tasks from a disk cache (`index_cache`), the include path's tasks on top.
 * lm-eval compiles a Jinja template anew for every doc and field it renders (`doc_to_text`,
   `doc_to_target` of every few-shot example...); here each template is compiled once.
 * The environment report lm-eval saves with every result (torch's `collect_env`: a few
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import threading
 
 import lm_eval.tasks
@@ -29,7 +30,7 @@ import lm_eval.utils
 from lm_eval.tasks import TaskManager
 from lm_eval.tasks._index import Kind
 
-from . import builtin_index, catalog
+from . import catalog, index_cache
 
 _local = threading.local()
 
@@ -38,7 +39,7 @@ class IncludePathTaskManager(TaskManager):
     """lm-eval's task manager; inside `pack_only`, with the include path's index alone, taken
     from the catalog's (built once per process; each manager gets its own copy of the mapping,
     to which lm-eval adds namespaced names while building groups). Otherwise lm-eval's built-in
-    tasks come from their disk cache (`builtin_index`), the include path's on top."""
+    tasks come from their disk cache (`index_cache`), the include path's on top."""
 
     def __init__(
         self, verbosity=None, include_path=None, include_defaults: bool = True, metadata=None
@@ -53,8 +54,8 @@ class IncludePathTaskManager(TaskManager):
         if pack_only:
             self._index = dict(catalog.task_index(include_path))
         else:
-            self._index, self._output_types = builtin_index.builtin_index()
-            builtin_index.with_include_path(include_path, self._index)
+            self._index, self._output_types = index_cache.builtin_index()
+            with_include_path(include_path, self._index)
         kinds = {name: entry.kind for name, entry in self._index.items()}
         self._all_tasks = sorted(kinds)
         self._all_subtasks = sorted(n for n, k in kinds.items() if k in (Kind.TASK, Kind.PY_TASK))
@@ -80,6 +81,25 @@ class IncludePathTaskManager(TaskManager):
             return super().list_all_tasks(*args, **kwargs)
         finally:
             lm_eval.tasks.manager.load_yaml = read
+
+
+def with_include_path(include_path, index: dict) -> dict:
+    """`index` (the built-in tasks) with the tasks of `include_path` (a folder or a list of
+    them) on top, path by path, as lm-eval's `TaskManager` merges them: a later path's task
+    overrides an earlier one of the same name, with lm-eval's warning."""
+    paths = include_path if isinstance(include_path, (list, tuple)) else [include_path]
+    index_log = logging.getLogger("lm_eval.tasks._index")
+    for path in filter(None, paths):
+        for name, entry in catalog.task_index(str(path)).items():
+            if name in index:
+                index_log.warning(
+                    "Task '%s' from %s overrides existing task from %s",
+                    name,
+                    entry.yaml_path,
+                    index[name].yaml_path,
+                )
+            index[name] = entry
+    return index
 
 
 @functools.lru_cache(maxsize=4096)

@@ -7,9 +7,10 @@ import shutil
 
 import datasets
 import pytest
+from lm_eval.tasks._index import TaskIndex
 from lm_eval.tasks.manager import TaskManager as LmEvalTaskManager
 
-from evalpack.commands import builtin_index, fixed_costs
+from evalpack.commands import fixed_costs, index_cache
 from tests.conftest import DATA_DIR, TASKS_DIR, read_jsonl, requires_shared
 
 IFEVAL = DATA_DIR / "google__IFEval" / "default" / "train.jsonl"
@@ -53,7 +54,7 @@ def test_a_builtin_task_is_the_same_with_the_cache(ifeval_offline, caplog):
     with caplog.at_level(logging.INFO, logger="evalpack"):
         cached = fixed_costs.IncludePathTaskManager(include_path=str(TASKS_DIR))
     assert not ours(caplog)  # a fresh cache is read silently
-    assert builtin_index.cache_file(builtin_index.builtin_root()).is_file()
+    assert index_cache.cache_file(index_cache.builtin_root()).is_file()
     assert entries(cached.task_index) == entries(own.task_index)
     assert (cached.all_subtasks, cached.all_groups, cached.all_tags) == (
         own.all_subtasks,
@@ -62,7 +63,7 @@ def test_a_builtin_task_is_the_same_with_the_cache(ifeval_offline, caplog):
     )
     for name in ("ifeval", "gsm8k", "mmlu_pro", "aime24"):  # aime24: the pack's overrides it
         assert cached.task_index[name].cfg == own.task_index[name].cfg
-    assert type(cached.task_index["ifeval"]) is builtin_index.CachedEntry
+    assert type(cached.task_index["ifeval"]) is index_cache.CachedEntry
     assert built(cached, "ifeval") == built(own, "ifeval")
 
 
@@ -72,46 +73,47 @@ def small_lm_eval(tmp_path, monkeypatch):
     empty cache folder."""
     root = tmp_path / "lm_eval_tasks"
     for folder in ("gsm8k", "arc"):
-        shutil.copytree(builtin_index.builtin_root() / folder, root / folder)
-    monkeypatch.setattr(builtin_index, "builtin_root", lambda: root)
-    monkeypatch.setenv(builtin_index.CACHE_ENV, str(tmp_path / "cache"))
+        shutil.copytree(index_cache.builtin_root() / folder, root / folder)
+    monkeypatch.setattr(index_cache, "builtin_root", lambda: root)
+    monkeypatch.setenv(index_cache.CACHE_ENV, str(tmp_path / "cache"))
     return root
 
 
 def test_the_cache_is_written_once_and_read_after(small_lm_eval, caplog):
     with caplog.at_level(logging.INFO, logger="evalpack"):
-        first, first_types = builtin_index.builtin_index()
-        again, again_types = builtin_index.builtin_index()
+        first, first_types = index_cache.builtin_index()
+        again, again_types = index_cache.builtin_index()
     assert not ours(caplog)  # no file yet is not worth a line
     assert "gsm8k" in first and "arc_easy" in first and "ai2_arc" in first  # task, tag
     assert entries(again) == entries(first)
     assert first_types == again_types and set(first_types.values()) >= {"generate_until"}
-    assert {type(e) for e in again.values()} == {builtin_index.CachedEntry}
-    (file,) = builtin_index.cache_dir().iterdir()  # no temporary file left beside it
-    assert json.loads(file.read_text())["lm_eval"] == builtin_index.lm_eval.__version__
+    assert {type(e) for e in again.values()} == {index_cache.CachedEntry}
+    (file,) = index_cache.cache_dir().iterdir()  # no temporary file left beside it
+    assert json.loads(file.read_text())["lm_eval"] == index_cache.lm_eval.__version__
 
 
 def test_a_stale_cache_is_rebuilt(small_lm_eval, caplog):
-    builtin_index.builtin_index()
+    index_cache.builtin_index()
     yaml = small_lm_eval / "gsm8k" / "gsm8k.yaml"
     yaml.write_text(yaml.read_text().replace("task: gsm8k\n", "task: gsm8k_renamed\n"))
     with caplog.at_level(logging.INFO, logger="evalpack"):
-        index, _ = builtin_index.builtin_index()
+        index, _ = index_cache.builtin_index()
     assert "gsm8k_renamed" in index and "gsm8k" not in index
     (line,) = ours(caplog)
-    assert line.startswith("lm-eval's tasks changed since") and "indexing them again" in line
+    assert line.startswith(f"the tasks in {small_lm_eval} changed since")
+    assert line.endswith("indexing them again")
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="evalpack"):
-        assert "gsm8k_renamed" in builtin_index.builtin_index()[0]  # rewritten: read silently
+        assert "gsm8k_renamed" in index_cache.builtin_index()[0]  # rewritten: read silently
     assert not ours(caplog)
 
 
 def test_an_unreadable_cache_is_one_line_and_rebuilt(small_lm_eval, caplog):
-    builtin_index.builtin_index()
-    (file,) = builtin_index.cache_dir().iterdir()
+    index_cache.builtin_index()
+    (file,) = index_cache.cache_dir().iterdir()
     file.write_text('{"format": 1, "rows": [')
     with caplog.at_level(logging.INFO, logger="evalpack"):
-        index, _ = builtin_index.builtin_index()
+        index, _ = index_cache.builtin_index()
     assert "gsm8k" in index
     (line,) = ours(caplog)
     assert line.startswith(f"cannot read {file} (") and not caplog.records[-1].exc_info
@@ -122,17 +124,41 @@ def test_a_cache_folder_that_cannot_be_written_is_one_line(small_lm_eval, tmp_pa
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("")
     with pytest.MonkeyPatch.context() as patch, caplog.at_level(logging.INFO, logger="evalpack"):
-        patch.setenv(builtin_index.CACHE_ENV, str(blocker / "cache"))
-        index, _ = builtin_index.builtin_index()
+        patch.setenv(index_cache.CACHE_ENV, str(blocker / "cache"))
+        index, _ = index_cache.builtin_index()
     assert "gsm8k" in index
     (line,) = ours(caplog)
-    assert line.startswith("cannot write lm-eval's task index to")
+    assert line.startswith("cannot write the task index to")
 
 
 def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv(builtin_index.CACHE_ENV)
+    monkeypatch.delenv(index_cache.CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert builtin_index.cache_dir() == tmp_path / "xdg" / "evalpack"
+    assert index_cache.cache_dir() == tmp_path / "xdg" / "evalpack"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert builtin_index.cache_dir() == tmp_path / "home" / ".cache" / "evalpack"
+    assert index_cache.cache_dir() == tmp_path / "home" / ".cache" / "evalpack"
+
+
+def test_the_include_paths_index_is_cached_and_follows_edits(tmp_path, monkeypatch, caplog):
+    """The pack's own index, as every process reads it: the same entries and configs as lm-eval
+    builds from the folder; a task renamed in the folder is seen at the next read."""
+    monkeypatch.setenv(index_cache.CACHE_ENV, str(tmp_path / "cache"))
+    folder = tmp_path / "tasks"
+    shutil.copytree(TASKS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    own = TaskIndex.build([folder])
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        index_cache.cached_index(folder)
+        cached, _ = index_cache.cached_index(folder)
+    assert not ours(caplog)
+    assert entries(cached) == entries(own) and len(cached) > 250
+    assert {type(e) for e in cached.values()} == {index_cache.CachedEntry}
+    for name in ("minerva_math_tulu", "bbh_cot_v1_tulu_navigate", "gsm8k_tulu"):
+        assert cached[name].cfg == own[name].cfg
+    yaml = folder / "gsm8k" / "gsm8k_tulu.yaml"
+    yaml.write_text(yaml.read_text().replace("task: gsm8k_tulu\n", "task: gsm8k_tulu_renamed\n"))
+    with caplog.at_level(logging.INFO, logger="evalpack"):
+        again, _ = index_cache.cached_index(folder)
+    assert "gsm8k_tulu_renamed" in again and "gsm8k_tulu" not in again
+    (line,) = ours(caplog)
+    assert line.startswith(f"the tasks in {folder} changed since")

@@ -1,23 +1,30 @@
-"""lm-eval's index of its own built-in tasks, kept on disk between runs.
+"""lm-eval's task indexes, kept on disk between runs: that of its own built-in tasks and that of
+the include path (the pack's tasks, or the user's folder).
 
 A run that names one of lm-eval's tasks, `evalpack ls tasks` and the "did you mean" of an
 unknown task name need lm-eval's index of its ~14,000 built-in task YAMLs: `TaskIndex.build`
 reads every one of them (with their `include`s, ~12 s here), and `ls tasks` reads each task's
-YAML once more for its output type (~19 s). Both depend only on those YAML files, so the
-index is built by lm-eval once and kept in the user's cache folder:
+YAML once more for its output type (~19 s). Every command also needs the include path's index
+(the pack's ~300 YAML files: ~0.4 s, in every process that evaluates, checks or reports). Both
+depend only on those YAML files, so each is built by lm-eval once and kept in the user's cache
+folder:
 
 * `EVALPACK_CACHE_DIR`, else `$XDG_CACHE_HOME/evalpack`, else `~/.cache/evalpack`; one file
-  per lm-eval installation (its version and folder), written atomically (a temporary file
-  renamed into place), so concurrent runs never read half a file.
+  per lm-eval installation (its version) and folder indexed, written atomically (a temporary
+  file renamed into place), so concurrent runs never read half a file.
 * It is used only while its key still holds: the format below, lm-eval's version, the tasks
   folder and a hash of the listing of its YAML files (relative path, size, mtime). Any change
-  there, or a file that cannot be read, means the index is built again by lm-eval and the file
-  rewritten (one line says why; a first run, with no file yet, says nothing).
+  there (a task file edited, added or removed), or a file that cannot be read, means the index
+  is built again by lm-eval and the file rewritten (one line says why; a first run, with no
+  file yet, says nothing).
 * What is kept is what lm-eval's `TaskManager` keeps in its index: each name's kind, YAML file
   and tags (`Entry`), in lm-eval's order, plus each task's output type for `ls`. A task is then
   built by lm-eval's own factory from its YAML file as before; an entry's parsed config
   (`Entry.cfg`, which the factory does not read for an indexed task) is read from its file
   when first asked for.
+
+`catalog` imports this module (and with it lm-eval's task machinery) when it first needs the
+include path's index.
 """
 
 from __future__ import annotations
@@ -34,9 +41,7 @@ import lm_eval.tasks
 from lm_eval.tasks._index import Entry, Kind, TaskIndex
 from lm_eval.tasks._yaml_loader import load_yaml
 
-from . import catalog
-
-log = logging.getLogger("evalpack.builtin_index")
+log = logging.getLogger("evalpack.index_cache")
 
 FORMAT = 1  # bump when what is stored changes
 CACHE_ENV = "EVALPACK_CACHE_DIR"
@@ -139,13 +144,17 @@ def read(file: Path, key: dict) -> tuple[dict[str, Entry], dict[str, str | None]
     try:
         stored = json.loads(file.read_text(encoding="utf-8"))
         if {k: stored.get(k) for k in key} != key:
-            log.warning("lm-eval's tasks changed since %s was written: indexing them again", file)
+            log.warning(
+                "the tasks in %s changed since %s was written: indexing them again",
+                key["root"],
+                file,
+            )
             return None
         return from_rows(stored["rows"], Path(key["root"]))
     except (FileNotFoundError, NotADirectoryError):  # none yet (a bad folder: see `write`)
         return None
     except (OSError, ValueError, TypeError, KeyError) as exc:
-        log.warning("cannot read %s (%s): indexing lm-eval's tasks again", file, exc)
+        log.warning("cannot read %s (%s): indexing the tasks in %s again", file, exc, key["root"])
         return None
 
 
@@ -162,13 +171,13 @@ def write(file: Path, key: dict, rows: list[list]) -> None:
             os.unlink(temporary)
             raise
     except OSError as exc:
-        log.warning("cannot write lm-eval's task index to %s (%s)", file, exc)
+        log.warning("cannot write the task index to %s (%s)", file, exc)
 
 
-def builtin_index() -> tuple[dict[str, Entry], dict[str, str | None]]:
-    """lm-eval's index of its built-in tasks (a fresh mapping each call; the caller may add
-    names to it, as lm-eval does while building groups) and the output type per YAML file."""
-    root = builtin_root()
+def cached_index(root: Path) -> tuple[dict[str, Entry], dict[str, str | None]]:
+    """lm-eval's index of the tasks in folder `root` (a fresh mapping each call; the caller may
+    add names to it, as lm-eval does while building groups) and the output type per YAML
+    file: from the cache while its key holds, else built by lm-eval and written there."""
     key, file = cache_key(root), cache_file(root)
     found = read(file, key)
     if found is not None:
@@ -179,20 +188,6 @@ def builtin_index() -> tuple[dict[str, Entry], dict[str, str | None]]:
     return index, output_types(rows, root)
 
 
-def with_include_path(include_path, index: dict[str, Entry]) -> dict[str, Entry]:
-    """`index` (the built-in tasks) with the tasks of `include_path` (a folder or a list of
-    them) on top, path by path, as lm-eval's `TaskManager` merges them: a later path's task
-    overrides an earlier one of the same name, with lm-eval's warning."""
-    paths = include_path if isinstance(include_path, (list, tuple)) else [include_path]
-    index_log = logging.getLogger("lm_eval.tasks._index")
-    for path in filter(None, paths):
-        for name, entry in catalog.task_index(str(path)).items():
-            if name in index:
-                index_log.warning(
-                    "Task '%s' from %s overrides existing task from %s",
-                    name,
-                    entry.yaml_path,
-                    index[name].yaml_path,
-                )
-            index[name] = entry
-    return index
+def builtin_index() -> tuple[dict[str, Entry], dict[str, str | None]]:
+    """lm-eval's index of its built-in tasks, and the output type per YAML file."""
+    return cached_index(builtin_root())
