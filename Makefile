@@ -18,16 +18,19 @@ venv: $(BIN)/.installed
 
 # Installs go through uv (pinned; pip fetches it like any package): it installs in parallel,
 # with its own cache (the test set-up: about 70 s against pip's 110 s on the 2-core machine).
-# .ci/uv_env.py makes it install what pip would here: it reads where this machine's pip looks
-# (pip.conf, PIP_* variables) and sets pip's rules.
+# utils/core/uv_settings.py makes it install what pip would here: it reads where this
+# machine's pip looks (pip.conf, PIP_* variables) and sets pip's rules; a failure stops make.
 UV_VERSION := 0.13.9
-UV_INSTALL = eval "$$($(BIN)/python .ci/uv_env.py)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
+UV := $(VENV)/.uv-$(UV_VERSION)
+UV_INSTALL = settings=$$($(BIN)/python -I utils/core/uv_settings.py) && eval "$$settings" \
+	&& $(BIN)/uv pip install --quiet --python $(BIN)/python
 
-$(BIN)/uv:
+$(UV):
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet "uv==$(UV_VERSION)"
+	touch $@
 
-$(BIN)/.installed: pyproject.toml $(BIN)/uv
+$(BIN)/.installed: pyproject.toml $(UV)
 	$(UV_INSTALL) --upgrade-package pip pip -e ".[dev]"
 	touch $@
 
@@ -48,7 +51,7 @@ demo: venv
 # The pack alone first (no dependencies: seconds), so that BigCodeBench's pinned libraries can
 # go into their own folder while everything else installs (two installs at once; the libraries'
 # installer uses the venv's uv too); its output is shown if it fails.
-$(BIN)/.test-extras: pyproject.toml $(BIN)/uv
+$(BIN)/.test-extras: pyproject.toml $(UV)
 	$(UV_INSTALL) --no-deps --upgrade-package pip pip -e . || exit 1; \
 	$(BIN)/python -m evalpack.tasks.bigcodebench_libs install > $(VENV)/bigcodebench-libs.log 2>&1 & \
 	libs=$$!; \

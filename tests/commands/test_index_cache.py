@@ -4,6 +4,7 @@ lm-eval's own `TaskManager`; rebuilt, with one line, when stale or unreadable; s
 import json
 import logging
 import shutil
+from pathlib import Path
 
 import datasets
 import pytest
@@ -150,8 +151,10 @@ def test_the_include_paths_index_is_cached_and_follows_edits(tmp_path, monkeypat
     with caplog.at_level(logging.INFO, logger="evalpack"):
         index_cache.cached_index(folder)
         cached, _ = index_cache.cached_index(folder)
+        monkeypatch.chdir(tmp_path)  # the same folder named relatively: the same file
+        relative, _ = index_cache.cached_index(Path("tasks"))
     assert not ours(caplog)
-    assert entries(cached) == entries(own) and len(cached) > 250
+    assert entries(relative) == entries(cached) == entries(own) and len(cached) > 250
     assert {type(e) for e in cached.values()} == {index_cache.CachedEntry}
     for name in ("minerva_math_tulu", "bbh_cot_v1_tulu_navigate", "gsm8k_tulu"):
         assert cached[name].cfg == own[name].cfg

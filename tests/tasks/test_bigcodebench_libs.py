@@ -47,8 +47,12 @@ def test_an_interrupted_install_leaves_the_old_folder(monkeypatch, tmp_path):
     monkeypatch.setattr(bigcodebench_libs, "install_nltk_data", fake_nltk(1))
     assert bigcodebench_libs.install() == 1
     assert not bigcodebench_libs.installed() and not libs.exists()
+    assert list(tmp_path.iterdir()) == []  # the failed install's staging folder is gone
     monkeypatch.setattr(bigcodebench_libs, "install_nltk_data", fake_nltk(0))
     assert bigcodebench_libs.install() == 0 and bigcodebench_libs.installed()
     (libs / "numpy" / "old").touch()
+    monkeypatch.setattr(bigcodebench_libs, "install_nltk_data", fake_nltk(1))
+    assert bigcodebench_libs.install() == 1 and (libs / "numpy" / "old").exists()  # kept
+    monkeypatch.setattr(bigcodebench_libs, "install_nltk_data", fake_nltk(0))
     assert bigcodebench_libs.install() == 0 and not (libs / "numpy" / "old").exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["libs"]

@@ -90,10 +90,12 @@ def listing_hash(root: Path) -> str:
 
 
 def cache_key(root: Path) -> dict:
+    """The key; the folder as an absolute path (a relative one names another folder in another
+    working directory), which is also where the cached entries' YAML files are found."""
     return {
         "format": FORMAT,
         "lm_eval": lm_eval.__version__,
-        "root": str(root),
+        "root": str(root.resolve()),
         "listing": listing_hash(root),
     }
 
@@ -101,7 +103,8 @@ def cache_key(root: Path) -> dict:
 def cache_file(root: Path) -> Path:
     """This lm-eval installation's file (one per version and folder: several virtual
     environments do not overwrite each other's)."""
-    install = hashlib.sha256(f"{lm_eval.__version__}\0{root}".encode()).hexdigest()[:16]
+    folder = root.resolve()
+    install = hashlib.sha256(f"{lm_eval.__version__}\0{folder}".encode()).hexdigest()[:16]
     return cache_dir() / f"lm_eval_task_index-{install}.json"
 
 

@@ -8,7 +8,7 @@ sandbox already shows its candidates read-only (it shows them the whole environm
 BigCodeBench's programs put it first on their path. Nothing of the sandbox changes.
 
     python -m evalpack.tasks.bigcodebench_libs install   # pip install --target <folder> -r ...
-                                                         # (uv pip where the venv has uv)
+                                                         # (uv's, where the venv has uv)
     python -m evalpack.tasks.bigcodebench_libs path      # where they are (or would be)
 
 The install also puts the NLTK data BigCodeBench's NLP tasks load (`punkt`, `stopwords`) into
@@ -31,6 +31,8 @@ import tempfile
 import zipfile
 from importlib import resources
 from pathlib import Path
+
+from ..core import uv_settings
 
 ENV = "EVALPACK_BIGCODEBENCH_LIBS"
 MARKER = "numpy"  # a folder without it has not been installed
@@ -66,31 +68,40 @@ def nltk_data() -> Path:
 def install() -> int:
     """pip install the pinned requirements, then the NLTK data, into a sibling of the folder
     that is renamed into place only when both succeeded (an interrupted install leaves no
-    folder that `installed()` would take for a whole one); the first failing step's exit
-    status."""
-    staging = folder().with_name(folder().name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
+    folder that `installed()` would take for a whole one; a failed one leaves nothing); the
+    first failing step's exit status. The folder it replaces is moved aside before, and
+    deleted after, so that it is never seen half deleted."""
+    target = folder()
+    staging, old = (target.with_name(f"{target.name}.{end}") for end in ("partial", "old"))
+    for leftover in (staging, old):  # from an install that was killed
+        shutil.rmtree(leftover, ignore_errors=True)
     status = install_libraries(staging) or install_nltk_data(staging / NLTK_DATA)
     if status:
+        shutil.rmtree(staging, ignore_errors=True)
         return status
-    shutil.rmtree(folder(), ignore_errors=True)
-    staging.rename(folder())
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
     return 0
 
 
 def install_libraries(target: Path) -> int:
-    command = pip_install() + ["--quiet", "--target", str(target), "-r", str(requirements_file())]
-    return subprocess.call(command)
+    command, env = pip_install()
+    command += ["--quiet", "--target", str(target), "-r", str(requirements_file())]
+    return subprocess.call(command, env=env)
 
 
-def pip_install() -> list[str]:
-    """uv's `pip install` where uv is installed beside this interpreter (`make test` installs
-    it: the same versions in half the time), else pip's; either compiles the bytecode."""
+def pip_install() -> tuple[list[str], dict[str, str] | None]:
+    """The install command and its environment: uv's `pip install` where uv is installed beside
+    this interpreter (`make test` installs it: the same versions, faster), given this machine's
+    pip settings (`uv_settings`), else pip's own."""
     uv = Path(sys.executable).with_name("uv")
     if uv.is_file():
-        return [str(uv), "pip", "install", "--python", sys.executable, "--compile-bytecode"]
+        env = {**os.environ, **uv_settings.uv_settings()}
+        return [str(uv), "pip", "install", "--python", sys.executable], env
     # the folder is a world of its own: the venv's pins do not apply
-    return [sys.executable, "-m", "pip", "install", "--no-warn-conflicts"]
+    return [sys.executable, "-m", "pip", "install", "--no-warn-conflicts"], None
 
 
 def install_nltk_data(target_folder: Path) -> int:
