@@ -90,12 +90,10 @@ def listing_hash(root: Path) -> str:
 
 
 def cache_key(root: Path) -> dict:
-    """The key; the folder as an absolute path (a relative one names another folder in another
-    working directory), which is also where the cached entries' YAML files are found."""
     return {
         "format": FORMAT,
         "lm_eval": lm_eval.__version__,
-        "root": str(root.resolve()),
+        "root": str(root),
         "listing": listing_hash(root),
     }
 
@@ -103,8 +101,7 @@ def cache_key(root: Path) -> dict:
 def cache_file(root: Path) -> Path:
     """This lm-eval installation's file (one per version and folder: several virtual
     environments do not overwrite each other's)."""
-    folder = root.resolve()
-    install = hashlib.sha256(f"{lm_eval.__version__}\0{folder}".encode()).hexdigest()[:16]
+    install = hashlib.sha256(f"{lm_eval.__version__}\0{root}".encode()).hexdigest()[:16]
     return cache_dir() / f"lm_eval_task_index-{install}.json"
 
 
@@ -180,7 +177,10 @@ def write(file: Path, key: dict, rows: list[list]) -> None:
 def cached_index(root: Path) -> tuple[dict[str, Entry], dict[str, str | None]]:
     """lm-eval's index of the tasks in folder `root` (a fresh mapping each call; the caller may
     add names to it, as lm-eval does while building groups) and the output type per YAML
-    file: from the cache while its key holds, else built by lm-eval and written there."""
+    file: from the cache while its key holds, else built by lm-eval and written there. The
+    folder is taken as an absolute path, built or cached alike (a relative one names another
+    folder in another working directory)."""
+    root = root.resolve()
     key, file = cache_key(root), cache_file(root)
     found = read(file, key)
     if found is not None:
