@@ -12,7 +12,9 @@ test will make (HumanEval+'s `inputs`; see `evalpack.sandbox.plans`), and `pure`
 functions the test defines whose results depend on their arguments alone (HumanEval+'s
 `ref_func`; see `evalpack.sandbox.memo`). A candidate reads an in-memory copy of the standard
 library and numpy (so that the page cache carries nothing between jobs); `full_runtime=True`
-shows it the whole installation on disk instead (BigCodeBench's jobs; docs/security.md).
+shows it the whole installation on disk instead (BigCodeBench's jobs; docs/security.md), and
+`zygote_prelude`, trusted code the zygote of such jobs runs once before forking their
+candidates (BigCodeBench's library imports; jobs with another prelude get another zygote).
 `run_jobs(jobs)` returns, in order, one
 `Verdict(passed, outcome, reason, seconds, output, cpu_seconds, limit, memo_seconds)` per job,
 outcome one of passed | failed | timeout | error | killed; `limit` says whether the CPU-time

@@ -1,8 +1,8 @@
 """The sandboxed executor behind `evalpack.execution` (its public API lives there).
 
-trusted side: harness (jobs, proxies, verdicts, time budgets), pool (one zygote per worker),
-cgroups (per-slot resource control, read back for CPU time); untrusted side: zygote (set-up,
-one candidate per job), rootfs (the minimal read-only root), seccomp (the candidate's syscall
+trusted side: harness (proxies, time budgets), jobs (`Job`, `Verdict`), pool (one zygote per
+worker), cgroups (per-slot resource control, read back for CPU time); untrusted side: zygote
+(set-up, one candidate per job; a slot's prelude), rootfs (the minimal read-only root), seccomp (the candidate's syscall
 filter); both: protocol (the plain-data wire format) and limits. This file imports nothing, so
 the untrusted side never loads the harness.
 """

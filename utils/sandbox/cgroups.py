@@ -3,7 +3,8 @@
 Each pool slot (one sandbox uid) gets its own group, named after the uid, in every controller
 it uses; the slot's zygote moves itself into it once at set-up, so every candidate it forks, and
 everything a candidate starts, is in it from its first instruction. Between jobs the group
-holds only the zygote (a few tens of MiB), so its limits are the job's limits:
+holds only the zygote (a few tens of MiB; about 120 MiB where its prelude loaded
+BigCodeBench's libraries, which its candidates share), so its limits are the job's limits:
 
 * memory: MEMORY_LIMIT for all processes of the job together, page cache, tmpfs and memfd
   pages and kernel memory included, no swap; past it the kernel's OOM killer kills the job's

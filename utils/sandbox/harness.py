@@ -30,13 +30,13 @@ import socket
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.bounded import bounded_map
 from . import fresh, pool, view
 from .budget import Budget, CandidateFailure
 from .errors import as_exception
+from .jobs import Job, Verdict
 from .limits import KILL_GRACE, MEMORY_LIMIT, MRO_SENT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
 from .memo import Definitions, memo_for
 from .messages import encode_message, message_size
@@ -45,32 +45,6 @@ from .protocol import NotPlainData, from_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
 LARGE = 1 << 16  # bytes from which a message is received in place
-
-
-@dataclass
-class Job:
-    program: str  # untrusted: the candidate's module source
-    test: str  # trusted: code that calls `entry_point` (e.g. HumanEval `test` + `check(f)`)
-    entry_point: str
-    timeout: float = 3.0
-    trusted_prelude: str = ""  # trusted: defined before the test runs (the prompt's helpers)
-    calls: str = ""  # trusted: an expression for the positional arguments of each call the
-    #                  test is expected to make, in order (optional; see "Planned calls")
-    pure: tuple[str, ...] = ()  # trusted: functions the test defines whose results depend on
-    #                             their arguments alone, computed once per worker (see `memo`)
-    full_runtime: bool = False  # the whole installation, not the in-memory view (see `view`)
-
-
-@dataclass
-class Verdict:
-    passed: bool
-    outcome: str  # passed | failed | timeout | error | killed
-    reason: str
-    seconds: float  # wall time
-    output: str = ""  # the candidate's stdout+stderr, capped
-    cpu_seconds: float | None = None  # the job's own CPU time (None: no cgroup to measure it)
-    limit: str = ""  # which limit decided the verdict: "cpu", "wall", "memory" or ""
-    memo_seconds: float = 0.0  # of the job's time, what memoized results were charged (`memo`)
 
 
 class _Strayed(BaseException):
@@ -234,7 +208,7 @@ def run_job(job: Job) -> Verdict:
 def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     """The job, its candidate answering `plan`'s calls ahead; None if the test strayed from
     the plan (or the plan could not be sent)."""
-    slot = pool.current()
+    slot = pool.current(job.zygote_prelude)
     fresh.restore((job.trusted_prelude, job.test))  # as in a freshly forked worker
     budget = Budget(job.timeout, slot)
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")

@@ -4,7 +4,8 @@ for its candidate's answers), so that handing a message over never wakes another
 
 A slot is replaced, zygote and all, whenever anything goes wrong between it and its zygote
 (a failed send, a malformed answer, a dead zygote), so a half-used zygote never serves another
-job. A request is encoded and size-checked before any byte of it is sent.
+job. A request is encoded and size-checked before any byte of it is sent. A slot's zygote runs
+its jobs' `zygote_prelude` (trusted) once, at set-up: a job with another prelude gets a new slot.
 """
 
 from __future__ import annotations
@@ -62,10 +63,12 @@ def probe() -> str:
 
 
 class Slot:
-    """A zygote serving this process, with the slot's uid (held by a lock file)."""
+    """A zygote serving this process, with the slot's uid (held by a lock file), that ran
+    `prelude` at set-up (see `zygote`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, prelude: str = "") -> None:
         self.owner = os.getpid()
+        self.prelude = prelude
         self._left = None
         self.uid, self._lock = _claim_uid()
         self._affinity = _pin(self.uid)  # the CPUs this process had, given back by close()
@@ -73,9 +76,10 @@ class Slot:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
         shown = view.current()  # what candidates can read, in memory (`view`), if built
+        shown_fd = "-" if shown is None else str(shown)
         with tempfile.TemporaryFile() as errors:  # the zygote's stderr: why a set-up failed
             self.zygote = subprocess.Popen(
-                _zygote(str(theirs.fileno()), str(self.uid), "-" if shown is None else str(shown)),
+                _zygote(str(theirs.fileno()), str(self.uid), shown_fd, prelude),
                 pass_fds=[theirs.fileno()] + ([] if shown is None else [shown]),
                 stdin=subprocess.DEVNULL,
                 stderr=errors,
@@ -226,15 +230,16 @@ def _held(uid: int) -> bool:
 _SLOT: Slot | None = None
 
 
-def current() -> Slot:
-    """This process's slot, started (or replaced) when needed."""
+def current(prelude: str = "") -> Slot:
+    """This process's slot for jobs whose zygote prelude is `prelude`, started (or replaced:
+    broken, or set up with another prelude) when needed."""
     global _SLOT
-    if _SLOT is not None and not _SLOT.healthy():
+    if _SLOT is not None and not (_SLOT.healthy() and _SLOT.prelude == prelude):
         if _SLOT.owner == os.getpid():
             _SLOT.close()
         _SLOT = None
     if _SLOT is None:
-        _SLOT = Slot()
+        _SLOT = Slot(prelude)
     return _SLOT
 
 

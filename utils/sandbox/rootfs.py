@@ -209,6 +209,19 @@ def _attach_view(view_fd: int) -> bool:
     return True
 
 
+def show_full_runtime() -> None:
+    """The whole installation (FULL) bound read-only over the view, each path at its own: in a
+    full-runtime candidate (`runtime`), and in a zygote that serves full-runtime jobs only, so
+    that the modules it loads before forking (its prelude's) come from where its candidates
+    find them. There FULL stays, for the candidates' `runtime`; paths under /tmp go with the
+    zygote's scratch /tmp at its first job, and each candidate binds them again."""
+    for path in _full:
+        if _is_under_tmp(path):
+            os.makedirs(path, exist_ok=True)
+        if os.path.isdir(path):
+            _bind_readonly(FULL + path, path)
+
+
 def runtime(full: bool) -> None:
     """In a freshly cloned candidate (still root, in its own mount namespace), where the root
     is the in-memory view: a full-runtime job gets the whole installation bound over it
@@ -216,11 +229,8 @@ def runtime(full: bool) -> None:
     detached, so that no candidate can reach it."""
     if not _full:
         return
-    for path in _full if full else ():
-        if _is_under_tmp(path):
-            os.makedirs(path, exist_ok=True)
-        if os.path.isdir(path):
-            _bind_readonly(FULL + path, path)
+    if full:
+        show_full_runtime()
     check(libc.umount2(FULL.encode(), MNT_DETACH), f"umount {FULL}")
 
 

@@ -1,7 +1,7 @@
 """The untrusted side of `evalpack.execution`: a zygote interpreter that forks one sandboxed
 candidate process per job. It never receives a test or an expected value.
 
-    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID VIEW_FD  # serve a pool slot
+    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID VIEW_FD PRELUDE  # serve a slot
     python -I -m evalpack.sandbox.zygote LEVEL probe           # print the isolation reached
 
 LEVEL is "auto", or "session+limits" to force the fallback (the harness passes the user's
@@ -14,6 +14,11 @@ the user's shell is ever in its memory or in any candidate's. Set-up, once per z
 than run half-isolated): an empty network namespace, the slot's cgroup (see `cgroups`) and the
 minimal read-only root (see `rootfs`); at every level, the seccomp filter is compiled (see
 `seccomp`), which the zygote then installs on itself, so that every candidate inherits it.
+
+PRELUDE (trusted code from the jobs' task, usually empty) runs last, once: imports that every
+candidate of the slot would make (BigCodeBench's libraries), so that each is forked with them
+done. Such a zygote serves full-runtime jobs only, and shows itself the whole installation
+first (`rootfs.show_full_runtime`), so that what it loads is where its candidates find it.
 
 Per job: a fresh /tmp, then the candidate is cloned into new PID and IPC namespaces (see
 `rootfs`); it drops to the slot's unprivileged uid, takes its resource limits and runs the
@@ -315,13 +320,24 @@ def _spawn(
     return pid
 
 
-def serve(level: str, control: socket.socket, uid: int, view_fd: int | None) -> None:
+def _run_prelude(source: str, state: State) -> None:
+    """The slot's trusted prelude, run once before any candidate exists (see the module)."""
+    if state.full:
+        rootfs.show_full_runtime()
+    exec(compile(source, "<zygote prelude>", "exec"), {"__name__": "__prelude__"})  # noqa: S102
+
+
+def serve(
+    level: str, control: socket.socket, uid: int, view_fd: int | None, prelude: str = ""
+) -> None:
     """Answer spawn requests: fork a candidate, send back its pid and a pidfd for it. The
     trusted side kills it and waits for it through the pidfd; children are reaped here. Any
     error ends the zygote quietly: the harness starts a fresh one."""
     rootfs.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     rootfs.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     state = set_up(level, uid, view_fd)
+    if prelude:
+        _run_prelude(prelude, state)
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
     group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
     control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
@@ -351,4 +367,5 @@ if __name__ == "__main__":
         print(set_up(sys.argv[1], None).describe())
     else:
         view_fd = int(sys.argv[4]) if sys.argv[4] != "-" else None
-        serve(sys.argv[1], socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]), view_fd)
+        control = socket.socket(fileno=int(sys.argv[2]))
+        serve(sys.argv[1], control, int(sys.argv[3]), view_fd, sys.argv[5])

@@ -137,6 +137,39 @@ def test_plan(test: str) -> tuple[list[str], list[str]]:
     return tests, list(dict.fromkeys(imports))
 
 
+# Trusted code each BigCodeBench slot's zygote runs once (`Job.zygote_prelude`): what
+# BigCodeBench's harness has imported before every program (`unittest.mock`; matplotlib's pyplot,
+# in its `reliability_guard`, and numpy with it), pandas, which most tests import, and the testing
+# helpers the runner guards, from the job's libraries and with the settings the runner gives a
+# job (Agg, UTC). Every candidate is forked with them loaded instead of importing them (about
+# 1 s of CPU a job); numpy's global random state is reseeded in each, as its import seeds it.
+# The zygote stays one thread (its candidates are cloned without libc's fork handlers): pandas'
+# attempt at the venv's pyarrow (which refuses numpy 1.x) loads Arrow's jemalloc, whose
+# background thread is turned off here.
+ZYGOTE_PRELUDE = """
+import os, sys, time
+if {libs!r}:
+    sys.path.insert(0, {libs!r})
+os.environ.update(TZ="UTC", MPLBACKEND="Agg", JE_ARROW_MALLOC_CONF="background_thread:false")
+time.tzset()
+for name in {modules!r}:
+    try:
+        __import__(name)
+    except Exception:  # (a job that imports it raises it again, in its test)
+        pass
+if "numpy" in sys.modules:
+    os.register_at_fork(after_in_child=sys.modules["numpy"].random.seed)
+"""
+PRELOADED = (
+    "unittest.mock",
+    "numpy",
+    "numpy.testing",
+    "pandas",
+    "pandas.testing",
+    "matplotlib.pyplot",
+)
+
+
 @cache
 def runner_source() -> str:
     """The runner program (`bigcodebench_runner.py`, shipped with the package) with the sources
@@ -193,6 +226,7 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,
         full_runtime=True,  # its libraries, on disk: the candidate's view is not pinned
+        zygote_prelude=ZYGOTE_PRELUDE.format(libs=libs, modules=PRELOADED),
     )
 
 
