@@ -82,6 +82,8 @@ class State:
 
     def __init__(self, full: bool, bpf: bytes | None, group: cgroups.SlotGroup | None):
         self.full, self.bpf, self.group = full, bpf, group
+        self.prelude_ran = False  # then it shows itself the whole installation: serves only
+        #                           full-runtime jobs
 
     def describe(self) -> str:
         """e.g. "namespaces+uid+seccomp+cgroups"; a missing layer is left out."""
@@ -299,6 +301,8 @@ def _spawn(
     state: State,
 ) -> int:
     """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
+    if state.prelude_ran and not header["full_runtime"]:  # (the pool never sends one)
+        raise ValueError("a zygote that ran a prelude serves full-runtime jobs only")
     if state.full:
         rootfs.fresh_scratch(header["uid"])
         pid = rootfs.clone_into_new_namespaces(network=header["full_runtime"])
@@ -322,6 +326,7 @@ def _spawn(
 
 def _run_prelude(source: str, state: State) -> None:
     """The slot's trusted prelude, run once before any candidate exists (see the module)."""
+    state.prelude_ran = True
     if state.full:
         rootfs.show_full_runtime()
     exec(compile(source, "<zygote prelude>", "exec"), {"__name__": "__prelude__"})  # noqa: S102

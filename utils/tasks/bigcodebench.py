@@ -142,7 +142,8 @@ def test_plan(test: str) -> tuple[list[str], list[str]]:
 # in its `reliability_guard`, and numpy with it), pandas, which most tests import, and the testing
 # helpers the runner guards, from the job's libraries and with the settings the runner gives a
 # job (Agg, UTC). Every candidate is forked with them loaded instead of importing them (about
-# 1 s of CPU a job); numpy's global random state is reseeded in each, as its import seeds it.
+# 1 s of CPU a job); numpy's global random state is reseeded in each (once: a process the job
+# forks keeps its state, as anywhere), as its import seeds it.
 # The zygote stays one thread (its candidates are cloned without libc's fork handlers): pandas'
 # attempt at the venv's pyarrow (which refuses numpy 1.x) loads Arrow's jemalloc, whose
 # background thread is turned off here.
@@ -157,8 +158,12 @@ for name in {modules!r}:
         __import__(name)
     except Exception:  # (a job that imports it raises it again, in its test)
         pass
-if "numpy" in sys.modules:
-    os.register_at_fork(after_in_child=sys.modules["numpy"].random.seed)
+numpy = sys.modules.get("numpy")
+def reseed_once(done=[]):
+    if numpy is not None and not done:  # the candidate, not again what it forks (they keep it)
+        done.append(True)
+        numpy.random.seed()
+os.register_at_fork(after_in_child=reseed_once)
 """
 PRELOADED = (
     "unittest.mock",
