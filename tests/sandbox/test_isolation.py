@@ -158,10 +158,9 @@ def test_a_zygote_that_ran_a_prelude_serves_full_runtime_jobs_only():
     """Such a zygote shows itself the whole installation (`Job.zygote_prelude`): a job of the
     in-memory view sent to it (past `Job`'s own check) never runs there; the zygote ends, and
     the next job gets a fresh one."""
-    full = job(HONEST)
-    full.full_runtime, full.zygote_prelude = True, "import json\n"
+    full = job(HONEST, full_runtime=True, zygote_prelude="import json\n")
     sneaked = job(HONEST)
-    sneaked.zygote_prelude = full.zygote_prelude
+    object.__setattr__(sneaked, "zygote_prelude", full.zygote_prelude)
     verdicts = run_jobs([full, sneaked, full], workers=1)
     assert [v.outcome for v in verdicts] == ["passed", "error", "passed"], verdicts
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(frozen=True)
 class Job:
     program: str  # untrusted: the candidate's module source
     test: str  # trusted: code that calls `entry_point` (e.g. HumanEval `test` + `check(f)`)
