@@ -2,7 +2,7 @@
 
 trusted side: harness (proxies, time budgets), jobs (`Job`, `Verdict`), pool (one zygote per
 worker), cgroups (per-slot resource control, read back for CPU time); untrusted side: zygote
-(set-up, one candidate per job; a slot's prelude), rootfs (the minimal read-only root), seccomp (the candidate's syscall
-filter); both: protocol (the plain-data wire format) and limits. This file imports nothing, so
-the untrusted side never loads the harness.
+(set-up, a slot's prelude, one candidate per job), rootfs (the minimal read-only root),
+seccomp (the candidate's syscall filter); both: protocol (the plain-data wire format) and
+limits. This file imports nothing, so the untrusted side never loads the harness.
 """
