@@ -39,7 +39,11 @@ class LocalServer:
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # `shutdown()` returns at serve_forever's next poll: the default interval (0.5 s) held
+        # every test that stops a server for about that long
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self.stopping = threading.Event()  # set by `stop()`: what waits in a handler ends
 
     def url(self, path: str) -> str:

@@ -155,13 +155,13 @@ def test_real_completions_run_end_to_end(mirror, tmp_path):
         f"completions={OUTPUTS / 'humaneval.jsonl'},missing=empty",
         confirm_run_unsafe_code=True,
         log_samples=True,
-        metadata={"repeats": 5},
+        metadata={"repeats": 3},
     )
     results = out["results"]["codex_humaneval_tulu"]
     assert len(rows) == 1242
     assert results["pass_at_1,execution"] > 0.3
     records = [r for s in out["samples"]["codex_humaneval_tulu"] for r in s["filtered_resps"][0]]
-    assert len(records) == 164 * 5
+    assert len(records) == 164 * 3
     # OLMES's program (prompt + completion) mishandles full-function answers less often than
     # it helps them; extraction can only add passes on this set. Compared over the samples
     # whose runs are far from the time limit (one near it may flip under load).
