@@ -179,11 +179,11 @@ def replay_eval(tasks, model_args, **kwargs):
     leaderboard worker, a test process computes lm-eval's environment report once."""
     from lm_eval import simple_evaluate
 
-    from evalpack.commands import fixed_costs
+    from evalpack.commands import lazy_torch
     from evalpack.models.registry import register
 
     register()
-    fixed_costs.once_per_process()
+    lazy_torch.install()
 
     return simple_evaluate(
         model="replay",

@@ -1,5 +1,5 @@
 """A run whose tasks are all the pack's does not index lm-eval's built-in tasks; a run naming one
-of lm-eval's own still finds it; a worker computes the environment report once."""
+of lm-eval's own still finds it; templates are compiled once. (torch: test_lazy_torch.py)"""
 
 import lm_eval.tasks
 
@@ -60,16 +60,6 @@ def test_a_one_document_pack_run_gives_its_result(mirror, tmp_path):
         )
     )
     assert list(tmp_path.rglob("results_*.json"))
-
-
-def test_the_environment_report_is_computed_once_per_worker(monkeypatch):
-    from torch.utils import collect_env
-
-    calls = []
-    monkeypatch.setattr(collect_env, "get_pretty_env_info", lambda: calls.append(1) or "env")
-    fixed_costs.once_per_process()
-    assert collect_env.get_pretty_env_info() == collect_env.get_pretty_env_info() == "env"
-    assert len(calls) == 1
 
 
 def test_templates_render_as_lm_evals_and_compile_once():

@@ -9,9 +9,10 @@
   of its built-in tasks from a disk cache (`index_cache`), the include path's tasks on top.
 * lm-eval compiles a Jinja template anew for every doc and field it renders (`doc_to_text`,
   `doc_to_target` of every few-shot example...); here each template is compiled once.
-* The environment report lm-eval saves with every result (torch's `collect_env`: a few
-  subprocesses, about a second) does not change within a process; a leaderboard worker, which
-  runs many pairs in one process, computes it once (`once_per_process`).
+* lm-eval imports torch in every run, to seed it and for the environment report it saves with
+  every result; a run that does not use torch otherwise (a served model, a replay) does not
+  load it (`lazy_torch`: the seed is given when torch is imported, the report comes from the
+  cache folder).
 
 `pack_only` is a per-thread setting, so runs in concurrent threads of one worker decide each
 for itself.
@@ -30,7 +31,7 @@ import lm_eval.utils
 from lm_eval.tasks import TaskManager
 from lm_eval.tasks._index import Kind
 
-from . import catalog, index_cache
+from . import catalog, index_cache, lazy_torch
 
 _local = threading.local()
 
@@ -117,9 +118,11 @@ def apply_template(template: str, doc: dict) -> str:
 
 def install() -> None:
     """Make lm-eval's run path build `IncludePathTaskManager` (it looks `TaskManager` up in
-    `lm_eval.tasks` when a run starts) and render templates with `apply_template`; idempotent."""
+    `lm_eval.tasks` when a run starts), render templates with `apply_template` and leave torch
+    to the runs that use it (`lazy_torch`); idempotent."""
     lm_eval.tasks.TaskManager = IncludePathTaskManager
     lm_eval.utils.apply_template = apply_template
+    lazy_torch.install()
 
 
 def needs_builtin_tasks(names: list[str], include_path: str | None) -> bool:
@@ -139,14 +142,3 @@ def pack_only(names: list[str], include_path: str | None):
         yield _local.pack_only
     finally:
         _local.pack_only = before
-
-
-def once_per_process() -> None:
-    """Compute lm-eval's environment report once in this process (for a worker that runs many
-    pairs); lm-eval still saves it with every result."""
-    try:
-        from torch.utils import collect_env
-    except ImportError:
-        return
-    if not hasattr(collect_env.get_pretty_env_info, "cache_info"):
-        collect_env.get_pretty_env_info = functools.cache(collect_env.get_pretty_env_info)

@@ -158,20 +158,25 @@ def read(file: Path, key: dict) -> tuple[dict[str, Entry], dict[str, str | None]
         return None
 
 
-def write(file: Path, key: dict, rows: list[list]) -> None:
-    """Replace `file` atomically; a cache folder that cannot be written is one line."""
+def write_json(file: Path, record: dict, what: str) -> None:
+    """Replace `file` with `record` atomically; a cache folder that cannot be written is one
+    line, naming `what` was not kept."""
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({**key, "rows": rows}, out)
+                json.dump(record, out)
             os.replace(temporary, file)
         except BaseException:
             os.unlink(temporary)
             raise
     except OSError as exc:
-        log.warning("cannot write the task index to %s (%s)", file, exc)
+        log.warning("cannot write %s to %s (%s)", what, file, exc)
+
+
+def write(file: Path, key: dict, rows: list[list]) -> None:
+    write_json(file, {**key, "rows": rows}, "the task index")
 
 
 def cached_index(root: Path) -> tuple[dict[str, Entry], dict[str, str | None]]:

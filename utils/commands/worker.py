@@ -34,7 +34,7 @@ from lm_eval.api.registry import get_model
 
 from ..models.pooled import PooledResumableLM
 from ..models.registry import register
-from . import cli, fixed_costs, stream
+from . import cli, stream
 from .inprocess import output_into, reason_of
 from .outcome import run_problem
 from .rundirs import DONE_MARKER, FAILED_MARKER, PAIR_LOG, WORKERS_LOG, clear_unfinished, error_line
@@ -133,7 +133,6 @@ def run_unit(spec: dict) -> None:
     """Every pair of the unit, side by side for a served model (`stream`), else in order;
     markers say how each ended."""
     register()
-    fixed_costs.once_per_process()
     PooledResumableLM.on_load = record_load(Path(spec["checkpoint_dir"]), spec["node"])
     side_by_side = spec.get("stream", streams(spec.get("model")))
     if side_by_side:
