@@ -55,24 +55,12 @@ def test_a_replay_run_loads_no_torch_and_saves_torchs_own_report(tmp_path):
     assert len(list(cache.glob("environment_report-*.json"))) == 1
 
 
-def test_the_seed_reaches_torch_when_it_is_imported():
-    script = """
-import sys
-import lm_eval.evaluator
-from evalpack.commands import lazy_torch
-lazy_torch.install()
-lm_eval.evaluator.set_torch_seed(77)
-lm_eval.evaluator.set_torch_seed(78)  # a second run in the process: its seed
-assert "torch" not in sys.modules
-import torch
-drawn = torch.rand(3).tolist()
-torch.manual_seed(78)
-print(torch.initial_seed(), drawn == torch.rand(3).tolist())
-lm_eval.evaluator.set_torch_seed(5)  # loaded now: seeded at once
-print(torch.initial_seed())
-"""
+def run_python(script: str) -> list[str]:
+    """What `script` prints, run by this interpreter with lm-eval's seeding as a run has it."""
+    prelude = "import lm_eval.evaluator\nfrom evalpack.commands import lazy_torch\n"
+    prelude += "lazy_torch.install()\nseed = lm_eval.evaluator.set_torch_seed\n"
     done = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", prelude + script],
         capture_output=True,
         text=True,
         timeout=120,
@@ -80,7 +68,41 @@ print(torch.initial_seed())
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["78", "True", "5"]
+    return done.stdout.split()
+
+
+def test_the_seed_reaches_torch_when_it_is_imported():
+    script = """
+import sys, importlib.util
+seed(77)
+seed(78)  # a second run in the process: its seed
+assert "torch" not in sys.modules
+assert importlib.util.find_spec("torch") is not None  # a check, as transformers makes
+import transformers
+assert "torch" not in sys.modules
+import torch
+drawn = torch.rand(3).tolist()
+torch.manual_seed(78)
+print(torch.initial_seed(), drawn == torch.rand(3).tolist())
+seed(5)  # loaded now: seeded at once
+print(torch.initial_seed(), lazy_torch._seeder in sys.meta_path)
+"""
+    assert run_python(script) == ["78", "True", "5", "False"]
+
+
+def test_a_seed_given_while_another_thread_imports_torch_waits_for_it():
+    script = """
+import sys, threading
+loading = threading.Thread(target=lambda: __import__("torch"))
+loading.start()
+while "torch" not in sys.modules and loading.is_alive():
+    pass
+seed(31)  # torch half loaded, or not yet: seeded when it is, either way
+loading.join()
+import torch
+print(torch.initial_seed())
+"""
+    assert run_python(script) == ["31"]
 
 
 def test_the_report_is_used_only_while_its_key_holds(tmp_path, monkeypatch):

@@ -5,15 +5,16 @@ generator (`set_torch_seed`) and for the environment report it saves with every 
 (torch's `collect_env`, 0.35 s more, a few subprocesses). A run against a served model, or a
 replay, never uses torch otherwise. With `install()`:
 
-* the seed goes to torch at once if it is loaded, else the moment it is imported (an import
-  hook): its generator is in the state lm-eval gave it whenever anything first uses it;
+* the seed goes to torch at once if it is loaded (or being loaded by another thread: then
+  after it is), else the moment it is imported (an import hook): its generator is in the
+  state lm-eval gave it whenever anything first uses it;
 * the report is computed as lm-eval computes it by the first run, then read from the pack's
   cache folder (`index_cache.cache_dir`) while its key holds: this interpreter, the
   modification times of its site-packages folders (an install or upgrade changes them), the
-  machine (host name, boot id), the environment variables that decide what torch and
-  collect_env find (CUDA, ROCm, conda, PATH...), and for an hour at most (collect_env also
-  reports the compilers and the OS, which the key does not cover). A run in a process that
-  has the report already, or loaded torch anyway, does not read it again.
+  machine (host name, boot id) and the GPU device nodes it shows (a container's), the
+  environment variables that decide what torch and collect_env find (CUDA, ROCm, conda, PATH,
+  PYTHONPATH...), and for an hour at most (collect_env also reports the compilers and the OS,
+  which the key does not cover). A process computes or reads it once.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ REPORT_LIFETIME = 3600.0  # seconds
 # what decides which devices, drivers and tools collect_env finds (torch's device discovery too)
 REPORT_VARIABLES = re.compile(
     r"(CUDA|CUDNN|NVIDIA|NCCL|HIP|ROCR|ROCM|HSA|PYTORCH|TORCH|CONDA|XPU|ZE|ONEAPI|SYCL)_.*"
-    r"|PATH|LD_LIBRARY_PATH|CONDA_EXE"
+    r"|PATH|LD_LIBRARY_PATH|PYTHONPATH|PYTHONHOME|PYTHONUSERBASE"
 )
+DEVICE_NODES = ("nvidia", "kfd", "dri")  # in /dev: the GPUs a container was given
 
 _lm_eval_add_env_info = lm_eval.evaluator.add_env_info
 _lock = threading.Lock()
@@ -51,16 +53,17 @@ _reports: dict[str, str] = {}  # this process's, by key
 
 
 class SeedOnImport(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: when torch is first imported, its module is seeded with `seed`
-    right after it has run (then this finder leaves `sys.meta_path`)."""
+    """Finds nothing itself: it hands on torch's spec as the finders after it find it, its
+    loader made to seed the module with `seed` right after the module has run; this finder
+    leaves `sys.meta_path` then. A lookup that imports nothing (`importlib.util.find_spec`,
+    as transformers checks for torch) leaves it in place."""
 
     seed: int = 0
 
     def find_spec(self, name, path=None, target=None):
         if name != "torch":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        spec = next(filter(None, (find(name, path, target) for find in self.other_finders())), None)
         if spec is None or spec.loader is None:
             return spec
         run_module = spec.loader.exec_module
@@ -68,24 +71,35 @@ class SeedOnImport(importlib.abc.MetaPathFinder):
         def exec_then_seed(module) -> None:
             run_module(module)
             module.manual_seed(self.seed)
+            with contextlib.suppress(ValueError):  # another thread's import may have run it
+                sys.meta_path.remove(self)
 
         spec.loader.exec_module = exec_then_seed
         return spec
 
+    def other_finders(self):
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if finder is not self and find is not None:
+                yield find
+
 
 _seeder = SeedOnImport()
+_seeding = threading.Lock()  # held only while `sys.meta_path` is changed, never over an import
 
 
 def set_torch_seed(seed: int) -> None:
     """lm-eval's `set_torch_seed`, without importing torch for it."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)
-        return
-    with _lock:
+    if "torch" not in sys.modules:
         _seeder.seed = seed
-        if _seeder not in sys.meta_path:
-            sys.meta_path.insert(0, _seeder)
+        with _seeding:
+            if _seeder not in sys.meta_path:
+                sys.meta_path.insert(0, _seeder)
+        if "torch" not in sys.modules:  # else another thread began importing it meanwhile
+            return
+    import torch  # loaded, or being loaded by another thread: this waits until it is
+
+    torch.manual_seed(seed)
 
 
 def boot_id() -> str:
@@ -93,6 +107,13 @@ def boot_id() -> str:
         return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return ""
+
+
+def device_nodes() -> list[str]:
+    try:
+        return sorted(name for name in os.listdir("/dev") if name.startswith(DEVICE_NODES))
+    except OSError:
+        return []
 
 
 def report_key() -> dict:
@@ -104,6 +125,7 @@ def report_key() -> dict:
         "site": {f: os.stat(f).st_mtime_ns for f in folders if os.path.isdir(f)},
         "host": socket.gethostname(),
         "boot": boot_id(),
+        "devices": device_nodes(),
         "variables": {k: v for k, v in sorted(os.environ.items()) if REPORT_VARIABLES.fullmatch(k)},
     }
 
@@ -135,14 +157,13 @@ def add_env_info(storage: dict) -> None:
         known = _reports.get(name) or cached_report(name, key)
         if known is None:
             _lm_eval_add_env_info(storage)
-            known = storage["pretty_env_info"]
-            if known.startswith("PyTorch version:"):  # not the text of an error
-                save_report(name, key, known)
-        else:
-            with torch_unseen():
-                _lm_eval_add_env_info(storage)
-            storage["pretty_env_info"] = known
-        _reports[name] = known
+            if storage["pretty_env_info"].startswith("PyTorch version:"):  # not an error's text
+                _reports[name] = storage["pretty_env_info"]
+                save_report(name, key, storage["pretty_env_info"])
+            return
+        with torch_unseen():
+            _lm_eval_add_env_info(storage)
+        storage["pretty_env_info"] = _reports[name] = known
 
 
 @contextlib.contextmanager
