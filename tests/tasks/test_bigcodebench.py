@@ -362,10 +362,11 @@ def test_end_to_end_hard_reference_solutions(mirror):
         ["bigcodebench_hard_tulu"],
         "from_doc={code_prompt}{canonical_solution}",
         confirm_run_unsafe_code=True,
-        limit=3,
+        samples={"bigcodebench_hard_tulu": [0, 1, 3]},  # not 2: BigCodeBench/17 sleeps 15 s
         log_samples=True,
     )
     results = out["results"]["bigcodebench_hard_tulu"]
+    assert len(out["samples"]["bigcodebench_hard_tulu"]) == 3
     assert results["pass_at_1,execution"] == 1.0
     assert results["needs_network,execution"] == 0
     record = out["samples"]["bigcodebench_hard_tulu"][0]["filtered_resps"][0][0]
