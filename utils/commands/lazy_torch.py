@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.abc
-import importlib.util
 import json
 import os
 import re
@@ -116,13 +115,20 @@ def device_nodes() -> list[str]:
         return []
 
 
+def modified(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:  # none (a user site-packages folder seldom exists)
+        return None
+
+
 def report_key() -> dict:
     folders = [*site.getsitepackages(), site.getusersitepackages()]
     return {
         "format": REPORT_FORMAT,
         "python": sys.executable,
         "version": sys.version,
-        "site": {f: os.stat(f).st_mtime_ns for f in folders if os.path.isdir(f)},
+        "site": {folder: modified(folder) for folder in folders},
         "host": socket.gethostname(),
         "boot": boot_id(),
         "devices": device_nodes(),
