@@ -36,7 +36,7 @@ from pathlib import Path
 
 from evalpack import execution
 from evalpack.core import data
-from evalpack.tasks import bigcodebench, bigcodebench_libs
+from evalpack.tasks import bigcodebench, bigcodebench_libs, bigcodebench_sources
 
 # The baseline's driver: a fresh interpreter with the benchmark's libraries first on its path;
 # it forks one process per program (as BigCodeBench's untrusted_check) and prints one JSON
@@ -147,7 +147,7 @@ def baseline_reason(report: dict, doc: dict) -> tuple[bool, str]:
 
 def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float, list]:
     jobs_file, runner = workdir / "bigcodebench_jobs.json", workdir / "runner.py"
-    runner.write_text(bigcodebench.runner_source())
+    runner.write_text(bigcodebench_sources.runner_source())
     jobs = [
         {"program": program(d), "test": d["test"], "imports": bigcodebench.test_plan(d["test"])[1]}
         for d in docs

@@ -45,6 +45,7 @@ from .protocol import NotPlainData, from_wire
 
 TICK = 0.1  # seconds between two budget checks while the trusted test computes
 LARGE = 1 << 16  # bytes from which a message is received in place
+KEPT = "KEPT"  # what a test leaves under this name comes back as `Verdict.kept` (plain data)
 
 
 class _Strayed(BaseException):
@@ -67,6 +68,7 @@ class _Proxy:
         self.failed_waiting = False  # whether the failure came while waiting so
         self.buffer = bytearray()  # what the candidate sent: read from `offset` on
         self.offset = 0
+        self.kept = None  # what the test left as KEPT (`Verdict.kept`)
         # Waits are bounded by the budget: on the main thread the watchdog's ticks interrupt a
         # blocked call; elsewhere the channel wakes every TICK to check it.
         main = threading.current_thread() is threading.main_thread()
@@ -239,6 +241,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
             slot.memory_killed()  # an OOM kill of this attempt is not the next one's
             return None
         verdict.output = os.pread(output, OUTPUT_CAP, 0).decode("utf-8", "replace")
+        verdict.kept = proxy.kept
     finally:
         for sock in (ours, theirs):
             sock.close()
@@ -318,7 +321,10 @@ def _watched(job: Job, proxy: _Proxy) -> Verdict | None:
         exec(_compiled(job.trusted_prelude, "<prelude>"), namespace)  # noqa: S102
         namespace[job.entry_point] = proxy
         definitions = _definitions(job, namespace, proxy)
-        exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
+        try:
+            exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
+        finally:  # (kept whether or not the test passed)
+            proxy.kept = namespace.get(KEPT)
         return None
     finally:
         watching[0] = False  # first: no call (where a pending tick could run) before it

@@ -37,3 +37,4 @@ class Verdict:
     cpu_seconds: float | None = None  # the job's own CPU time (None: no cgroup to measure it)
     limit: str = ""  # which limit decided the verdict: "cpu", "wall", "memory" or ""
     memo_seconds: float = 0.0  # of the job's time, what memoized results were charged (`memo`)
+    kept: object = None  # what the trusted test left as `KEPT` (plain data), passed or not

@@ -22,15 +22,13 @@ import ast
 import logging
 import re
 import secrets
-from functools import cache
-from pathlib import Path
 
 from .. import execution
 from ..core import data
 from ..core.text import cut_at_stops
 from ..scoring.code_sanitize import sanitize
 from ..scoring.sampling_metrics import pass_at_k
-from . import bigcodebench_libs
+from . import bigcodebench_libs, bigcodebench_sources
 
 INSTRUCTION = (
     "Please provide a self-contained Python script that solves the following problem "
@@ -50,6 +48,7 @@ STOP_STRINGS = [
 # default BigCodeBench service documents "per instance exec timeout is 30 sec".
 DEFAULT_TIMEOUT = 30.0
 ENTRY_POINT = "run_bigcodebench"  # the runner's function the trusted check calls
+REPLAY_ENTRY = "run_replay"  # the replay job's (`replay_job`)
 # Said by the trusted check (never sent to a candidate) when a program passed as BigCodeBench
 # counts passes but a value it made reached the tests: a pass for `pass_at_1`, a failure for
 # `pass_at_1_real_values` (`verdict_record`). Drawn per process, so no program can say it.
@@ -86,14 +85,37 @@ def _sealed(report, nonce):
     return _hmac.compare_digest(mac, report["mac"])
 
 
-def _check(report, nonce, names, made_flag):
+def _well_formed(report, *keys):
     assert type(report) is dict and type(report.get("tests")) is dict and \
         type(report.get("failures")) is list and type(report.get("error")) is str and \
-        type(report.get("made")) is str and type(report.get("mac")) is str and \
+        all(type(report.get(key)) is str for key in keys) and \
         all(type(k) is str and type(v) is str for k, v in report["tests"].items()) and \
         all(type(f) is list and len(f) == 2 and type(f[0]) is type(f[1]) is str
             for f in report["failures"]), "the runner's report is malformed"
+
+
+def _check(report, nonce, names, made_flag):
+    _well_formed(report, "made", "mac")
     assert _sealed(report, nonce), "the runner's report is not sealed with the job's secret"
+    _outcomes(report, names)
+    # a pass as BigCodeBench counts it, on a value of a class the program made: failed here
+    # under the run's flag, which `verdict_record` turns back into a pass (pass_at_1) and a
+    # failure (pass_at_1_real_values); the candidate never sees the flag
+    assert not report["made"], f"{made_flag} {report['made'][:300]}"
+
+
+def _check_replay(report, names):
+    # the replay job runs no candidate code (`bigcodebench_replay`): its report needs no seal
+    _well_formed(report)
+    assert type(report.get("notes")) is list, "the replay's report is malformed"
+    try:
+        _outcomes(report, names)
+    except AssertionError as failure:
+        notes = "; ".join(str(note) for note in report["notes"][:3])
+        raise AssertionError(f"{failure} ({notes})" if notes else str(failure)) from None
+
+
+def _outcomes(report, names):
     if report["error"]:
         network = "needs the network: " * bool(_NETWORK.search(report["error"]))
         raise AssertionError(f"{network}module failed: {_last_line(report['error'])}")
@@ -112,10 +134,6 @@ def _check(report, nonce, names, made_flag):
         raise AssertionError(
             f"{'needs the network: ' * network}{len(failed)} of {len(names)} tests failed "
             f"({', '.join(failed)[:200]}){how}: {_last_line(first)}")
-    # a pass as BigCodeBench counts it, on a value of a class the program made: failed here
-    # under the run's flag, which `verdict_record` turns back into a pass (pass_at_1) and a
-    # failure (pass_at_1_real_values); the candidate never sees the flag
-    assert not report["made"], f"{made_flag} {report['made'][:300]}"
 """.replace("NETWORK_PATTERN", repr(_NETWORK.pattern))
 
 
@@ -175,21 +193,6 @@ PRELOADED = (
 )
 
 
-@cache
-def runner_source() -> str:
-    """The runner program (`bigcodebench_runner.py`, shipped with the package) with the sources
-    of its guard and worker halves, to which a job appends `CANDIDATE_CODE`."""
-    here = Path(__file__).parent
-    guard, worker, values, runner = (
-        (here / f"bigcodebench_{name}.py").read_text(encoding="utf-8")
-        for name in ("guard", "worker", "values", "runner")
-    )
-    return (
-        f"{runner}\nGUARD_SOURCE = {guard!r}\nWORKER_SOURCE = {worker!r}\n"
-        f"VALUES_SOURCE = {values!r}\n"
-    )
-
-
 def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
     """`custom_dataset` hook: the split, each doc carrying the run's time limit (settable with
     `--metadata '{"timeout": 60}'`), so scoring and the logs agree on it."""
@@ -225,8 +228,12 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     names, imports = test_plan(doc["test"])
     call = f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r})"
     return execution.Job(
-        program=runner_source() + f"CANDIDATE_CODE = {program!r}\n",
-        test=f"_nonce = _secrets.token_hex(16)\n_check({call}, _nonce, {names!r}, {MADE_FLAG!r})\n",
+        program=bigcodebench_sources.runner_source() + f"CANDIDATE_CODE = {program!r}\n",
+        test=(
+            f"_nonce = _secrets.token_hex(16)\n_report = {call}\n"
+            "KEPT = _report.get('record') if type(_report) is dict else None  # the replay's\n"
+            f"_check(_report, _nonce, {names!r}, {MADE_FLAG!r})\n"
+        ),
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,
@@ -235,21 +242,48 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     )
 
 
-def verdict_record(verdict: execution.Verdict, program: str) -> dict:
+def replay_job(doc: dict, record: str, libs: str = "") -> execution.Job:
+    """The doc's test run on `record` (what a program did, from its job's `Verdict.kept`) in
+    a process with no candidate code (`bigcodebench_replay`): the replayed verdict."""
+    names, imports = test_plan(doc["test"])
+    call = f"{REPLAY_ENTRY}({doc['code_prompt']!r}, {doc['test']!r}, {libs!r}, {imports!r})"
+    return execution.Job(
+        program=bigcodebench_sources.replay_source(record, REPLAY_ENTRY),
+        test=f"_check_replay({call}, {names!r})\n",
+        entry_point=REPLAY_ENTRY,
+        timeout=doc["timeout"],
+        trusted_prelude=TRUSTED_CHECK,
+        full_runtime=True,
+        zygote_prelude=ZYGOTE_PRELUDE.format(libs=libs, modules=PRELOADED),
+    )
+
+
+def _made(verdict: execution.Verdict) -> str:
+    """The value of a class the program made that a passing job's tests met, or ""."""
+    flagged = f"assertion failed {MADE_FLAG} "
+    if not verdict.passed and verdict.reason.startswith(flagged):
+        return verdict.reason[len(flagged) :]
+    return ""
+
+
+def verdict_record(
+    verdict: execution.Verdict, program: str, replayed: execution.Verdict | None = None
+) -> dict:
     """What a sample's log keeps: the verdict as BigCodeBench counts it (`passed`), whether
     every value the tests looked at was of a real class (`passed_real_values`; `made_values`
-    names the first that was not), whether it failed for want of the network, the job's CPU
-    time, and the program that ran (the calibrated one)."""
+    names the first that was not), whether the test passed again on the replayed record of
+    what the program did (`passed_replayed`, `replay_reason`: `replayed`, that job's verdict,
+    None where the program did not pass), whether it failed for want of the network, the
+    job's CPU time, and the program that ran (the calibrated one)."""
     cpu = verdict.cpu_seconds
-    flagged = f"assertion failed {MADE_FLAG} "
-    made = ""
-    if not verdict.passed and verdict.reason.startswith(flagged):
-        made = verdict.reason[len(flagged) :]
+    made = _made(verdict)
     reason = f"all tests passed, on values the program made: {made}" if made else verdict.reason
     return {
         "passed": verdict.passed or bool(made),
         "passed_real_values": verdict.passed,
         "made_values": made,
+        "passed_replayed": replayed is not None and replayed.passed,
+        "replay_reason": "" if replayed is None else replayed.reason,
         "outcome": "passed" if made else verdict.outcome,
         "reason": reason,
         "limit": verdict.limit,
@@ -261,7 +295,8 @@ def verdict_record(verdict: execution.Verdict, program: str) -> dict:
 
 def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]]:
     """Custom filter: every sample of every doc calibrated and run, all in one parallel batch
-    (a program occurring twice for a doc runs once)."""
+    (a program occurring twice for a doc runs once); then each that passed is replayed, in a
+    second batch (`replay_job`)."""
     if not bigcodebench_libs.installed():
         raise RuntimeError(missing_libraries())
     libs = str(bigcodebench_libs.folder())
@@ -276,21 +311,46 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
                 index[(i, program)] = len(jobs)
                 jobs.append(job(doc, program, libs))
     verdicts = execution.run_jobs(jobs)
+    replayed = replay_verdicts(verdicts, [docs[i] for i, _ in index], libs)
     return [
-        [verdict_record(verdicts[index[(i, p)]], p) for p in doc_programs]
+        [verdict_record(verdicts[index[(i, p)]], p, replayed[index[(i, p)]]) for p in doc_programs]
         for i, doc_programs in enumerate(programs)
     ]
 
 
+def replay_verdicts(
+    verdicts: list[execution.Verdict], docs: list[dict], libs: str
+) -> list[execution.Verdict | None]:
+    """For each job's verdict (of a program of `docs`, in order), the replayed verdict of the
+    jobs that passed as BigCodeBench counts (None for the others), run in one batch. A job
+    that passed but left no record (the runner's report was not read) fails its replay."""
+    passed = [i for i, v in enumerate(verdicts) if v.passed or _made(v)]
+    jobs = [
+        replay_job(docs[i], verdicts[i].kept, libs) for i in passed if type(verdicts[i].kept) is str
+    ]
+    results = iter(execution.run_jobs(jobs))
+    out: list[execution.Verdict | None] = [None] * len(verdicts)
+    for i in passed:
+        if type(verdicts[i].kept) is str:
+            out[i] = next(results)
+        else:
+            out[i] = execution.Verdict(False, "error", "replay: the job left no record", 0.0)
+    return out
+
+
 def process_results(doc: dict, results: list[list[dict]]) -> dict:
     """pass@1 over the doc's samples (OLMES: one greedy sample), the same counting only
-    passes on real values, and whether any sample failed only for want of the network (a
-    count over the run)."""
+    passes on real values, the same counting only passes that held again on the replayed
+    record, and whether any sample failed only for want of the network (a count over the
+    run)."""
     samples = results[0]
     return {
         "pass_at_1": pass_at_k(len(samples), sum(s["passed"] for s in samples), 1),
         "pass_at_1_real_values": pass_at_k(
             len(samples), sum(s["passed_real_values"] for s in samples), 1
+        ),
+        "pass_at_1_replayed": pass_at_k(
+            len(samples), sum(s["passed_replayed"] for s in samples), 1
         ),
         "needs_network": int(any(s["needs_network"] for s in samples)),
     }

@@ -1,7 +1,7 @@
 """The BigCodeBench runner's guard: an audit hook and a tamper check, in the candidate process.
 
 This file's source opens every BigCodeBench job's program, before `bigcodebench_runner.py`
-(`bigcodebench.runner_source`). BigCodeBench's tests must run in the candidate's interpreter
+(`bigcodebench_sources.runner_source`). BigCodeBench's tests must run in the candidate's interpreter
 (they patch its modules and inspect its objects), so nothing there is out of the candidate's
 reach in principle; this guard makes the cheap, generic ways of faking a pass fail. What it
 stops and what it cannot stop is listed in tasks/bigcodebench/README.md ("Forged verdicts").

@@ -62,6 +62,8 @@ PROTECTED_MODULES = (
 _CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 # the builtins that are functions or classes: a module global of one of these names shadows it
 _BUILTIN_CODE = frozenset(k for k, v in vars(builtins).items() if isinstance(v, _CODE))
+_PLAIN = (dict, list, str, int, float, bool, type(None))
+MAX_RECORD_VALUES, RECORD_DEPTH = 4_000_000, 800  # of the record (`_record_text`)
 
 
 def _namespace(source, name):
@@ -82,6 +84,8 @@ def seal(report, nonce):
 
 
 def _prepare_environment(libs, imports):
+    """BigCodeBench's environment for the test (shared with the replay, `bigcodebench_replay`);
+    the scratch folder back."""
     if libs:  # BigCodeBench's pinned libraries come before the environment's own
         sys.path.insert(0, libs)
         os.environ["PYTHONPATH"] = libs
@@ -96,7 +100,12 @@ def _prepare_environment(libs, imports):
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     os.environ.setdefault("MPLBACKEND", "Agg")
-    os.chdir(tempfile.mkdtemp(prefix="bigcodebench-"))
+    root = tempfile.mkdtemp(prefix="bigcodebench-")  # the scratch folder: the working
+    work, tempfile.tempdir = os.path.join(root, "work"), os.path.join(root, "tmp")  # directory
+    os.mkdir(work)  # and the test's temporary files, which the replayed verdict records
+    os.mkdir(tempfile.tempdir)
+    os.environ["TMPDIR"] = tempfile.tempdir
+    os.chdir(work)
     builtins.exit = None
     builtins.quit = None
     for name in ("unittest.mock", *imports):  # what the test imports, before the candidate
@@ -110,6 +119,7 @@ def _prepare_environment(libs, imports):
         import matplotlib.pyplot as plt
 
         plt.close("all")
+    return root
 
 
 def _protected():
@@ -249,13 +259,36 @@ def _roots(libs):
     return tuple(sorted(os.path.join(folder, "") for folder in folders if folder))
 
 
+def _record_text(record):
+    """The record (`bigcodebench_record`) as a Python literal, made by C functions only (this
+    thread runs no candidate code): of exact plain types, at most MAX_RECORD_VALUES values and
+    RECORD_DEPTH deep, else a record saying it was not plain data."""
+    stack, count = [(record, 0)], 0
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        kind = type(value)
+        if count > MAX_RECORD_VALUES or depth > RECORD_DEPTH or kind not in _PLAIN:
+            return repr({"calls": [], "unreplayable": "the record is not plain data"})
+        if kind is dict:
+            if any(type(k) is not str for k in value):
+                return repr({"calls": [], "unreplayable": "the record is not plain data"})
+            stack += [(v, depth + 1) for v in value.values()]
+        elif kind is list:
+            stack += [(v, depth + 1) for v in value]
+    return repr(record)
+
+
 def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     """Run `CANDIDATE_CODE` + the task's test as BigCodeBench does, with the folder `libs`
     first on the path and the modules `imports` (the test's) imported first; plain data back:
     {"tests": {name: status}, "failures": [[name, traceback end], ...], "error": load error,
     time limit or tampering, or "", "made": the first value of a class the program made that
     reached an assertion or came out of `task_func`, or "", "mac": `seal` under `nonce`}."""
-    _prepare_environment(libs, imports)
+    from evalpack.tasks import bigcodebench_record  # (installed by the program: sources)
+
+    names = bigcodebench_record.scratch_names()  # the replay makes the same folders
+    root = _prepare_environment(libs, imports)
     guard = _namespace(GUARD_SOURCE, "bigcodebench_guard")  # noqa: F821 (appended)
     worker = _namespace(WORKER_SOURCE, "bigcodebench_worker")  # noqa: F821 (appended)
     values = _namespace(VALUES_SOURCE, "bigcodebench_values")  # noqa: F821 (appended)
@@ -274,7 +307,9 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     outcomes = _Outcomes(statuses, traces, notes)
     test_from = CANDIDATE_CODE.count("\n") + 2  # noqa: F821 (the test's first line)
     mock = sys.modules["unittest.mock"]
-    allowed = worker["test_patches"](mock._patch, test_from, sys._getframe)
+    allowed, patches = worker["test_patches"](mock._patch, test_from, sys._getframe)
+    record = {"calls": [], "unreplayable": ""}  # filled in the worker thread, read here
+    recording = bigcodebench_record.Recording(root, patches, names, record)
     check_value = values["checker"](
         values["known_classes"](), test_from, _roots(libs), mock,
         values["numpy_pandas_walker"](), allowed,
@@ -284,7 +319,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     before, after = worker["checks"](guard["watcher"](changed, live, allowed), check_value, notes)
     box = {"module": module, "candidate": CANDIDATE_CODE, "test": test_code, "error": "",  # noqa: F821
            "loaded": loaded, "go": go, "loader": unittest.TestLoader, "result": recorder,
-           "before": before, "after": after}  # fmt: skip
+           "before": before, "after": after, "recording": recording}  # fmt: skip
     base_methods = _methods(test_case)
     report = {"tests": {}, "failures": [], "error": "", "made": ""}
     guard["install_guard"]()
@@ -324,4 +359,5 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
         report["failures"] = [[name, trace] for name, trace in outcomes.kept.items()]
         report["made"] = outcomes.first.get("made", "")
     report["mac"] = seal(report, nonce)
+    report["record"] = _record_text(record)  # unsealed: the replay trusts nothing in it
     return report

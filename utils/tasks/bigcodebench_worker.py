@@ -129,7 +129,8 @@ def _load(box):
             exec(compile(source, "__test__.py", "exec"), module.__dict__)  # noqa: S102
             sys.modules["__test__"] = module
             if "task_func" in module.__dict__:
-                box["task_func"] = checked(module.__dict__["task_func"], box["after"])
+                recorded = box["recording"].wrap(module.__dict__["task_func"])
+                box["task_func"] = checked(recorded, box["after"])
                 module.__dict__["task_func"] = box["task_func"]
     except BaseException as exc:  # noqa: BLE001 (the module failed: BigCodeBench's "ALL")
         box["error"] = f"{type(exc).__name__}: {_trace_end(exc)}"
@@ -204,8 +205,10 @@ def checks(moved, check_value, notes):
 def test_patches(patch_class, test_from, getframe):
     """Make `unittest.mock`'s patchers (`patch_class`, `_patch`) note the patches the test
     makes (made on one of the test's lines: `test_from` on, in `__test__.py`), while they are
-    in place; `allowed(key, value)`: whether `value` is what such a patch put under `key`.
-    The test machinery compared during the tests may hold those (`@patch("builtins.open")`)."""
+    in place. Returns (`allowed`, `active`): `allowed(key, value)`, whether `value` is what
+    such a patch put under `key` (the test machinery compared during the tests may hold those:
+    `@patch("builtins.open")`); `active`, those patches in force, in the order they were made
+    ([patcher, attribute, what it put there] each; the replayed verdict replays their calls)."""
     made, active = {}, []  # id: a patcher made by the test; [patcher, attribute, value]
     init, enter, leave = patch_class.__init__, patch_class.__enter__, patch_class.__exit__
     # only unittest.mock's own frames are skipped: a call through this file (task_func's
@@ -250,7 +253,7 @@ def test_patches(patch_class, test_from, getframe):
     def allowed(key, value):
         return any(attribute == key and new is value for _, attribute, new in list(active))
 
-    return allowed
+    return allowed, active
 
 
 def guarded(function, before):

@@ -1,0 +1,170 @@
+"""What a BigCodeBench program did at `task_func`'s boundary, recorded in its own process.
+
+The replayed verdict (`pass_at_1_replayed`, tasks/bigcodebench/README.md) runs the task's test
+a second time, in a process where no candidate code exists, against a `task_func` that replays
+this record (`bigcodebench_replay`). The record is made in the candidate's interpreter, so it is
+untrusted: whatever it says, it can only claim what a program could have done (returned these
+values, raised this exception, written these files, called the test's mocks so, printed this,
+left the random generators so). Each outermost call of `task_func` by the test adds an entry:
+
+    {"args": [args, kwargs] | None, "after": the same after the call | None,
+     "result": value | absent, "raised": [[module, qualname] of its classes, args] | absent,
+     "files": [[path, data], ...], "dirs": [path, ...] (the scratch folder, relative),
+     "random": random's state, "numpy": numpy's global state | None, "names": tempfile's,
+     "printed": [stdout, stderr] written into the test's captures, "mocks": [[[name, args,
+     kwargs], ...] per patch of the test in force]}
+
+values encoded by `bigcodebench_codec`. A value it cannot carry makes the record unreplayable
+(`unreplayable`, the first reason), which fails `pass_at_1_replayed` and nothing else.
+"""
+
+import functools
+import io
+import os
+import random
+import sys
+import tempfile
+import threading
+
+from .bigcodebench_codec import Unreplayable, encode
+
+MAX_FILES = 2000  # files and folders in the scratch folder, per entry
+
+
+def scratch_names(seed=0):
+    """Make tempfile's names depend on `seed` only, so that the recorded run and its replay
+    create the same scratch folders (both call this before they make any)."""
+    sequence = tempfile._get_candidate_names()
+    sequence._rng, sequence._rng_pid = random.Random(seed), os.getpid()
+    return sequence
+
+
+def tree(root):
+    """The files ([relative path, bytes]) and folders under `root`, sorted; links are left
+    out (a replay writes plain files only)."""
+    files, dirs = [], []
+    for folder, subdirs, names in os.walk(root):
+        subdirs.sort()
+        for name in sorted(subdirs):
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                dirs.append(os.path.relpath(path, root))
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                with open(path, "rb") as handle:
+                    files.append([os.path.relpath(path, root), handle.read()])
+        if len(files) + len(dirs) > MAX_FILES:
+            raise Unreplayable(f"more than {MAX_FILES} files in the scratch folder")
+    return files, dirs
+
+
+class Recording:
+    """Wraps `task_func` (`wrap`) to record its outermost calls into `state["calls"]`.
+    `root`: the scratch folder; `patches`: the test's patches in force, as the runner's
+    `test_patches` keeps them ([patcher, attribute, mock] each); `names`: `scratch_names`."""
+
+    def __init__(self, root, patches, names, state):
+        self.root, self.patches, self.names, self.depth = root, patches, names, {}
+        self.state = state  # {"calls": [], "unreplayable": ""}, the runner's (it reads it)
+
+    def wrap(self, task_func):
+        def call(*args, **kwargs):
+            thread = threading.get_ident()
+            self.depth[thread] = self.depth.get(thread, 0) + 1
+            entry = self._before(args, kwargs) if self.depth[thread] == 1 else None
+            try:
+                result = task_func(*args, **kwargs)
+            except BaseException as exc:
+                if entry is not None:
+                    self._after(entry, args, kwargs, raised=exc)
+                raise
+            finally:
+                self.depth[thread] -= 1
+            if entry is not None:
+                self._after(entry, args, kwargs, result=result)
+            return result
+
+        try:  # its name, signature and docstring, which a test may read
+            return functools.update_wrapper(call, task_func)
+        except Exception:  # noqa: BLE001 (an object that does not have them)
+            return call
+
+    def _before(self, args, kwargs):
+        entry = {"args": _maybe([list(args), kwargs])}
+        entry["mocks_before"] = [len(_mock_calls(p[2])) for p in list(self.patches)]
+        entry["printed_before"] = [_captured(sys.stdout), _captured(sys.stderr)]
+        return entry
+
+    def _after(self, entry, args, kwargs, result=None, raised=None):
+        calls = self.state["calls"]
+        try:
+            self._fill(entry, args, kwargs, result, raised)
+        except Exception as exc:  # noqa: BLE001 (Unreplayable, or a value that breaks it)
+            why = str(exc) if type(exc) is Unreplayable else repr(exc)[:200]
+            self.state["unreplayable"] = (
+                self.state["unreplayable"] or f"call {len(calls) + 1}: {why}"
+            )
+        calls.append(entry)
+
+    def _fill(self, entry, args, kwargs, result, raised):
+        entry["after"] = _maybe([list(args), kwargs]) if entry["args"] is not None else None
+        if raised is None:
+            entry["result"] = encode(result)
+        else:
+            classes = [[c.__module__, c.__qualname__] for c in type(raised).__mro__]
+            entry["raised"] = [classes, _maybe(list(raised.args)) or encode([str(raised)])]
+        files, dirs = tree(self.root)
+        entry["files"], entry["dirs"] = encode(files), dirs
+        numpy = sys.modules.get("numpy")
+        entry["random"] = encode(random.getstate())
+        entry["numpy"] = encode(numpy.random.get_state()) if numpy else None
+        entry["names"] = encode(self.names._rng.getstate())
+        before = entry.pop("printed_before")
+        entry["printed"] = [_new_text(before[0], sys.stdout), _new_text(before[1], sys.stderr)]
+        counts = entry.pop("mocks_before")
+        entry["mocks"] = [
+            _calls_since(p[2], counts[i] if i < len(counts) else 0)
+            for i, p in enumerate(list(self.patches))
+        ]
+
+
+def _maybe(value):
+    """`value` encoded, or None where it cannot be (arguments: only compared and updated)."""
+    try:
+        return encode(value)
+    except Unreplayable:
+        return None
+
+
+def _captured(stream):
+    """What a test's capture (`io.StringIO` as `sys.stdout`) holds, or None."""
+    return stream.getvalue() if type(stream) is io.StringIO else None
+
+
+def _new_text(before, stream):
+    now = _captured(stream)
+    if now is None or before is None or not now.startswith(before):
+        return ""
+    return now[len(before) :]
+
+
+def _mock_calls(mock):
+    calls = getattr(mock, "mock_calls", None) if _is_mock(mock) else None
+    return calls if type(calls).__name__ == "_CallList" else []
+
+
+def _is_mock(value):
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and isinstance(value, mock.NonCallableMock)
+
+
+def _calls_since(mock, count):
+    """The calls made on `mock` (and what it returned) since it had `count`, as [name, args,
+    kwargs], those with arguments the codec cannot carry left out."""
+    rows = []
+    for name, args, kwargs in list(_mock_calls(mock))[count:]:
+        encoded = _maybe([str(name), list(args), dict(kwargs)])
+        if encoded is not None:
+            rows.append(encoded)
+    return rows

@@ -1,0 +1,191 @@
+"""BigCodeBench's test run against a record of what the program did, in a process where no
+candidate code exists: the replayed verdict (`pass_at_1_replayed`, tasks/bigcodebench).
+
+A replay job's program is `run_replay` with the record (`bigcodebench_record`, made in the
+candidate's job) as a string: it sets up the environment as the candidate's run had it
+(`bigcodebench_runner`'s, with the same scratch folder names), executes the task's
+`code_prompt` (its imports and `task_func`'s signature, trusted: from the dataset) and the
+test as one module `__test__`, with `task_func` replaced by a `Replayer`, and runs `TestCases`
+as the runner does. Each call of the replayer takes the next entry of the record: it makes the
+scratch folder what the program left, makes on the test's mocks the calls the program made,
+writes what it printed into the test's capture, updates the arguments it changed in place
+(lists, dicts, sets, numpy arrays), sets the random generators' states, then returns the value
+or raises the exception, decoded by `bigcodebench_codec` (only trusted constructors run). An
+exception is rebuilt as the first class of its MRO that exists here (a builtin, or a class of
+a module the test has loaded); a class of the program's own is replayed as that base.
+
+The job runs in the sandbox like any other (its process is contained), but its report needs no
+seal: nothing in it runs code the candidate wrote, so what it says is the test's own verdict on
+what the program claimed to do, which a program could have done.
+"""
+
+import ast
+import builtins
+import contextlib
+import os
+import random
+import sys
+import types
+import unittest
+
+from . import bigcodebench_worker as worker
+from .bigcodebench_codec import Unreplayable, decode, encode
+from .bigcodebench_record import scratch_names
+from .bigcodebench_runner import _prepare_environment
+
+
+def run_replay(record_text, code_prompt, test_code, libs="", imports=()):
+    """The test's outcomes on the replayed program, as the runner reports them: {"tests":
+    {name: status}, "failures": [[name, traceback end], ...], "error": the module's load
+    error or why the record cannot be replayed, or "", "notes": what differed from the
+    recorded run}."""
+    record = ast.literal_eval(record_text)  # (a literal: nothing in it runs)
+    report = {"tests": {}, "failures": [], "error": "", "notes": []}
+    if record["unreplayable"]:
+        report["error"] = f"not replayable: {record['unreplayable']}"
+        return report
+    names = scratch_names()
+    root = _prepare_environment(libs, imports)
+    stub = code_prompt + "    pass\n"
+    # every line here is trusted: the patches of the test and of the stub are the test's
+    _, patches = worker.test_patches(sys.modules["unittest.mock"]._patch, 1, sys._getframe)
+    replayer = Replayer(record["calls"], root, patches, names, report["notes"])
+    module = types.ModuleType("__test__")
+    module.__dict__.update({"__builtins__": builtins, "__file__": "__test__.py"})
+    statuses, traces = {}, []
+    try:
+        with worker._swallowed_io():
+            exec(compile(stub, "__test__.py", "exec"), module.__dict__)  # noqa: S102 (trusted)
+            module.task_func = replayer
+            sys.modules["__test__"] = module
+            exec(compile(test_code, "__test__.py", "exec"), module.__dict__)  # noqa: S102
+            suite = unittest.TestLoader().loadTestsFromTestCase(module.TestCases)
+            suite.run(worker.Recorder(statuses, traces, []))
+    except Exception as exc:  # noqa: BLE001 (the module failed to load: BigCodeBench's "ALL")
+        report["error"] = f"{type(exc).__name__}: {str(exc)[-1500:]}"
+    report["tests"], report["failures"] = statuses, traces
+    if replayer.left and not report["error"]:
+        report["notes"].append(f"{replayer.left} recorded calls were not made again")
+    return report
+
+
+class Replayer:
+    """`task_func` for the replay: each call plays the next entry of `calls`."""
+
+    def __init__(self, calls, root, patches, names, notes):
+        self.calls, self.root, self.patches, self.names = calls, root, patches, names
+        self.notes, self.made = notes, 0
+
+    @property
+    def left(self):
+        return len(self.calls) - self.made
+
+    def __call__(self, *args, **kwargs):
+        if self.made >= len(self.calls):
+            raise AssertionError(
+                f"replay: task_func called more often than in the recorded run ({len(self.calls)})"
+            )
+        entry, self.made = self.calls[self.made], self.made + 1
+        if entry["args"] is not None and _encoded([list(args), kwargs]) != entry["args"]:
+            self.notes.append(f"call {self.made}: arguments differ from the recorded run's")
+        _sync_tree(self.root, decode(entry["files"]), entry["dirs"])
+        self._mock_calls(entry["mocks"])
+        for stream, text in zip((sys.stdout, sys.stderr), entry["printed"]):
+            if text:
+                stream.write(text)
+        if entry["after"] is not None:
+            after_args, after_kwargs = decode(entry["after"])
+            for mine, theirs in [*zip(args, after_args), *_paired(kwargs, after_kwargs)]:
+                _update_in_place(mine, theirs)
+        random.setstate(decode(entry["random"]))
+        if entry["numpy"] is not None and "numpy" in sys.modules:
+            sys.modules["numpy"].random.set_state(decode(entry["numpy"]))
+        self.names._rng.setstate(decode(entry["names"]))
+        if "raised" in entry:
+            raise _exception(*entry["raised"])
+        return decode(entry["result"])
+
+    def _mock_calls(self, per_patch):
+        """The calls the program made on each of the test's patches in force, made again."""
+        active = [patch[2] for patch in list(self.patches)]
+        if len(per_patch) != len(active):
+            self.notes.append("the test's patches in force differ from the recorded run's")
+        for mock, rows in zip(active, per_patch):
+            for name, args, kwargs in (decode(row) for row in rows):
+                target = mock
+                for part in name.replace("()", ".()").split("."):
+                    if part:
+                        target = target.return_value if part == "()" else getattr(target, part)
+                with contextlib.suppress(Exception):  # what the mock raised, the program saw
+                    target(*args, **kwargs)
+
+
+def _encoded(value):
+    try:
+        return encode(value)
+    except Unreplayable:
+        return None
+
+
+def _paired(kwargs, after):
+    return [(kwargs[k], after[k]) for k in kwargs if k in after]
+
+
+def _update_in_place(mine, theirs):
+    """What the program did to a mutable argument, done to the test's object."""
+    kind = type(mine)
+    if kind is not type(theirs):
+        return
+    if kind is list or kind is bytearray:
+        mine[:] = theirs
+    elif kind is dict or kind is set:
+        mine.clear()
+        mine.update(theirs)
+    elif type(mine).__name__ == "ndarray" and mine.shape == theirs.shape and mine.flags.writeable:
+        mine[...] = theirs
+
+
+def _safe_path(root, relative):
+    path = os.path.normpath(os.path.join(root, relative))
+    if os.path.isabs(relative) or not path.startswith(os.path.join(root, "")):
+        raise ValueError(f"replay: a recorded path outside the scratch folder: {relative!r}")
+    return path
+
+
+def _sync_tree(root, files, dirs):
+    """The scratch folder made what the record says: its folders and files, nothing else."""
+    keep_dirs = {_safe_path(root, d) for d in dirs}
+    keep_files = {_safe_path(root, f) for f, _ in files}
+    for folder, subdirs, names in os.walk(root, topdown=False):
+        for name in names:
+            path = os.path.join(folder, name)
+            if path not in keep_files:
+                os.remove(path)
+        for name in subdirs:
+            path = os.path.join(folder, name)
+            if path not in keep_dirs:
+                with contextlib.suppress(OSError):
+                    os.rmdir(path) if not os.path.islink(path) else os.remove(path)
+    for path in sorted(keep_dirs):
+        os.makedirs(path, exist_ok=True)
+    for relative, data in files:
+        with open(_safe_path(root, relative), "wb") as handle:
+            handle.write(data)
+
+
+def _exception(classes, args):
+    """The recorded exception as the first class of its MRO that exists here."""
+    for module_name, qualname in classes:
+        module = sys.modules.get(module_name)
+        cls = module
+        for part in qualname.split(".") if module is not None else ():
+            cls = getattr(cls, part, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            values = decode(args)
+            try:
+                return cls(*values)
+            except Exception:  # noqa: BLE001 (a constructor wanting other arguments)
+                exc = cls.__new__(cls)
+                exc.args = tuple(values)
+                return exc
+    return Exception(*decode(args))
