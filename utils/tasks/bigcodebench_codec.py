@@ -24,7 +24,7 @@ import decimal
 import math
 import sys
 
-from . import bigcodebench_frames
+from . import bigcodebench_frames, bigcodebench_plots
 
 MAX_NODES = 1_000_000  # values in one encoded value
 MAX_BYTES = 16 * 1024 * 1024  # of array and bytes payloads in one encoded value
@@ -45,7 +45,7 @@ def encode(value):
 def decode(data):
     """The value `encode` gave `data` for; `ValueError` on anything malformed."""
     try:
-        return _decode(data, 0)
+        return _Item(0, {})(data)
     except (KeyError, IndexError, TypeError, OverflowError, binascii.Error) as exc:
         raise ValueError(f"malformed encoded value ({type(exc).__name__}: {exc})") from None
 
@@ -57,7 +57,7 @@ def _name(value):
 
 class _Encoder:
     def __init__(self):
-        self.nodes, self.bytes = 0, 0
+        self.nodes, self.bytes, self.figures = 0, 0, {}  # figures: id -> (number, figure)
 
     def encode(self, value, depth):
         self.nodes += 1
@@ -157,6 +157,8 @@ def _library_encoder(value):
         return lambda e, v, d: ["npscalar", _dtype(v.dtype), e.payload(v.tobytes())]
     if pd is not None and cls.__module__.startswith("pandas."):
         return bigcodebench_frames.encoder(value, pd)
+    if cls.__module__.startswith("matplotlib."):
+        return bigcodebench_plots.encoder(value)
     return None
 
 
@@ -174,18 +176,28 @@ def _ndarray(encoder, value, depth):
     return ["ndarray", dtype, list(value.shape), encoder.payload(data)]
 
 
-def _decode(data, depth):
-    if depth > MAX_DEPTH:
-        raise ValueError("encoded value nested too deep")
-    if data is None or type(data) in (bool, int, str, float):
-        return data
-    if type(data) is not list or not data or type(data[0]) is not str:
-        raise ValueError(f"malformed encoded value of type {type(data).__name__}")
-    tag, args = data[0], data[1:]
-    decoder = _DECODERS.get(tag) or bigcodebench_frames.DECODERS.get(tag)
-    if decoder is None:
-        raise ValueError(f"unknown encoded type {tag!r}")
-    return decoder(args, lambda item: _decode(item, depth + 1))
+class _Item:
+    """Decodes a nested value (`depth` deep) with the figures met so far in this value."""
+
+    def __init__(self, depth, figures):
+        self.depth, self.figures = depth, figures
+
+    def __call__(self, data):
+        if self.depth > MAX_DEPTH:
+            raise ValueError("encoded value nested too deep")
+        if data is None or type(data) in (bool, int, str, float):
+            return data
+        if type(data) is not list or not data or type(data[0]) is not str:
+            raise ValueError(f"malformed encoded value of type {type(data).__name__}")
+        tag, args = data[0], data[1:]
+        decoder = (
+            _DECODERS.get(tag)
+            or bigcodebench_frames.DECODERS.get(tag)
+            or bigcodebench_plots.DECODERS.get(tag)
+        )
+        if decoder is None:
+            raise ValueError(f"unknown encoded type {tag!r}")
+        return decoder(args, _Item(self.depth + 1, self.figures))
 
 
 def _decode_tz(data):

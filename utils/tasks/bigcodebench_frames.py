@@ -22,6 +22,7 @@ def encoder(value, pd):
         pd.CategoricalIndex: _index,
         pd.Timestamp: _timestamp,
         pd.Timedelta: lambda e, v, d: ["Timedelta", int(v.value), v.unit],
+        pd.Period: lambda e, v, d: ["Period", str(v), v.freqstr],
         type(pd.NaT): lambda e, v, d: ["NaT"],
         type(pd.NA): lambda e, v, d: ["NA"],
     }.get(type(value))
@@ -200,6 +201,7 @@ DECODERS = {
     "Index": _decode_index,
     "Timestamp": _decode_timestamp,
     "Timedelta": _decode_timedelta,
+    "Period": lambda args, item: __import__("pandas").Period(str(args[0]), freq=str(args[1])),
     "NaT": _decode_missing("NaT"),
     "NA": _decode_missing("NA"),
 }

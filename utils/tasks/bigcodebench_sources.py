@@ -50,7 +50,12 @@ def modules_source(names: tuple[str, ...]) -> str:
     return f"{INSTALLER}_install_modules({PACKAGE!r}, {sources!r})\n\n\n"
 
 
-RECORD_MODULES = ("bigcodebench_frames", "bigcodebench_codec", "bigcodebench_record")
+RECORD_MODULES = (
+    "bigcodebench_frames",
+    "bigcodebench_plots",
+    "bigcodebench_codec",
+    "bigcodebench_record",
+)
 REPLAY_MODULES = (
     *RECORD_MODULES,
     "bigcodebench_worker",
