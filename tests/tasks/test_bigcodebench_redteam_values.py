@@ -9,7 +9,9 @@ for a while, and the routes that stay open (tasks/bigcodebench/README.md, "Forge
   it: the runner compares the test machinery when `task_func` returns and before every
   assertion, so these fail even the faithful verdict.
 - `test_what_remains`: routes that still forge a pass (frames handed over by a library, raw
-  memory through numpy), so that closing one flips it.
+  memory through numpy), so that closing one flips it; each fails the replayed verdict
+  (`pass_at_1_replayed`), which a program passes only with values the genuine test accepts,
+  claimed in its record (a program that rewrites its record to claim them passes it).
 
 The jobs need numpy and pandas (the pack's own), not BigCodeBench's libraries."""
 
@@ -177,10 +179,14 @@ HONEST_VALUES = [
 
 
 def records(pairs):
-    """Each (test, program) run, as a sample's record (`verdict_record`)."""
-    jobs = [bigcodebench.job({"test": test, "timeout": 10.0}, program) for test, program in pairs]
-    verdicts = execution.run_jobs(jobs)
-    return [bigcodebench.verdict_record(v, p) for v, (_, p) in zip(verdicts, pairs)]
+    """Each (test, program) run, then replayed if it passed, as a sample's record
+    (`verdict_record`)."""
+    docs = [{"test": t, "timeout": 10.0, "code_prompt": "def task_func(x):\n"} for t, _ in pairs]
+    verdicts = execution.run_jobs([bigcodebench.job(d, p) for d, (_, p) in zip(docs, pairs)])
+    replayed = bigcodebench.replay_verdicts(verdicts, docs, "")
+    return [
+        bigcodebench.verdict_record(v, p, r) for v, (_, p), r in zip(verdicts, pairs, replayed)
+    ]
 
 
 @needs_root
@@ -195,8 +201,11 @@ def test_lying_values_pass_bigcodebench_but_not_real_values():
             wrong.append(f"{name}: not a pass as BigCodeBench counts it: {liar['reason']}")
         if liar["passed_real_values"] or note not in liar["made_values"]:
             wrong.append(f"{name}: real values {liar['passed_real_values']}: {liar['reason']}")
-        if not (honest["passed"] and honest["passed_real_values"]):
-            wrong.append(f"honest job after {name}: {honest['reason']}")
+        # a liar's class cannot be encoded: its record does not replay
+        if liar["passed_replayed"] or "not replayable" not in liar["replay_reason"]:
+            wrong.append(f"{name}: replayed {liar['passed_replayed']}: {liar['replay_reason']}")
+        if not (honest["passed"] and honest["passed_real_values"] and honest["passed_replayed"]):
+            wrong.append(f"honest job after {name}: {honest['reason']} {honest['replay_reason']}")
     assert not wrong, "\n".join(wrong)
 
 
@@ -323,10 +332,37 @@ REMAINS = {
 }
 
 
+# A wrong program that forges BigCodeBench's verdict (raw memory, above) and rewrites its own
+# record to claim the right answers (here computed; a cheat would take them from the test,
+# whose code and failure messages are in its process): the replay judges claims, so this
+# passes it too. What it cannot do is pass without producing values the genuine test accepts.
+CLAIMS = REMAINS["raw memory through numpy"].replace(
+    "    return 0\n",
+    "    import traceback\n"
+    "    for frame, _ in traceback.walk_stack(None):\n"  # to the worker's, which has the box
+    "        recording = (frame.f_locals.get('box') or {}).get('recording')\n"
+    "        if recording is not None and '_fill' not in vars(recording):\n"
+    "            fill = recording._fill\n"
+    "            encode = sys.modules['evalpack.tasks.bigcodebench_codec'].encode\n"
+    "            def claim(entry, args, kwargs, result, raised):\n"
+    "                fill(entry, args, kwargs, result, raised)\n"
+    "                entry['value'] = encode([2 * args[0], None])\n"
+    "            recording._fill = claim\n"
+    "    return 0\n",
+)
+
+
 @needs_root
 def test_what_remains():
-    results = records([(DOUBLES, program) for program in REMAINS.values()])
+    results = records([(DOUBLES, program) for program in [*REMAINS.values(), CLAIMS]])
     for name, record in zip(REMAINS, results):
         assert record["passed"], (
             f"{name} no longer forges a pass ({record['reason']}): update the README"
         )
+        # replayed where the program cannot reach the test: its answers (0) fail
+        assert not record["passed_replayed"], (name, record["replay_reason"])
+        assert "2 of 2 tests failed" in record["replay_reason"], record["replay_reason"]
+    assert results[-1]["passed"] and results[-1]["passed_replayed"], (
+        f"rewriting the record no longer claims a pass ({results[-1]['replay_reason']}): "
+        "update the README"
+    )

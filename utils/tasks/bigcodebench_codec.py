@@ -69,7 +69,7 @@ class _Encoder:
         if cls is int:
             return value if abs(value) < _BIG_INT else ["int", format(value, "x")]
         if cls is float:
-            return value if math.isfinite(value) else ["float", repr(value)]
+            return value if math.isfinite(value) else ["float", repr(value), _which_nan(value)]
         encoder = _BUILTIN.get(cls) or _library_encoder(value)
         if encoder is None:
             raise Unreplayable(f"a value of type {_name(value)}")
@@ -86,6 +86,23 @@ class _Encoder:
         if self.bytes > MAX_BYTES:
             raise Unreplayable(f"values of more than {MAX_BYTES} bytes")
         return base64.b64encode(data).decode("ascii")
+
+
+def _which_nan(value):
+    """Which shared NaN object `value` is ("numpy", "math" or ""): a container holding
+    `np.nan` equals one holding the same object (identity comes first), not another NaN."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and value is numpy.nan:
+        return "numpy"
+    return "math" if value is math.nan else ""  # noqa: PLW0177 (identity is the point)
+
+
+def _float(args, item):
+    if len(args) > 1 and args[1] == "numpy":
+        import numpy
+
+        return numpy.nan
+    return math.nan if len(args) > 1 and args[1] == "math" else float(args[0])
 
 
 def _pairs(encoder, mapping, depth):
@@ -155,7 +172,7 @@ def _library_encoder(value):
         return _ndarray
     if np is not None and isinstance(value, np.generic) and cls.__module__ == "numpy":
         return lambda e, v, d: ["npscalar", _dtype(v.dtype), e.payload(v.tobytes())]
-    if pd is not None and cls.__module__.startswith("pandas."):
+    if pd is not None and cls.__module__.split(".")[0] == "pandas":
         return bigcodebench_frames.encoder(value, pd)
     if cls.__module__.startswith("matplotlib."):
         return bigcodebench_plots.encoder(value)
@@ -261,7 +278,7 @@ def _mapping(args, item):
 
 _DECODERS = {
     "int": lambda a, item: int(a[0], 16),
-    "float": lambda a, item: float(a[0]),
+    "float": _float,
     "list": _items,
     "tuple": lambda a, item: tuple(_items(a, item)),
     "set": lambda a, item: set(_items(a, item)),

@@ -5,9 +5,18 @@ as numpy arrays by the codec; a column or index of a dtype not listed here canno
 (`encoder.fail`). Decoders take `(args, item)`, `item` decoding a nested value, and build the
 object through pandas' own constructors. Carried: `DataFrame`, `Series`, `Index` of a numpy
 dtype, `RangeIndex`, `MultiIndex`, `DatetimeIndex` (with its time zone and frequency),
-`CategoricalIndex`, columns of a numpy dtype, categoricals and time-zone datetimes, and the
+`CategoricalIndex`, columns of a numpy dtype, categoricals, time-zone datetimes and the
+extension dtypes named in NAMED_DTYPES (strings, nullable numbers), and the
 scalars `Timestamp`, `Timedelta`, `NaT` and `NA`. Names go through the codec as any value.
 """
+
+
+# pandas' extension dtypes carried as their values (objects) and their name: strings (pandas 3
+# makes "str" the default for text), nullable integers, floats and booleans
+NAMED_DTYPES = frozenset(
+    ["str", "string", "boolean", "Float32", "Float64"]
+    + [f"{sign}Int{bits}" for sign in ("", "U") for bits in (8, 16, 32, 64)]
+)
 
 
 def encoder(value, pd):
@@ -50,6 +59,8 @@ def _values(e, series, d):
     if kind == "DatetimeTZDtype":
         utc = series.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
         return ["datetimetz", e.encode(utc, d), str(dtype.tz)]
+    if str(dtype) in NAMED_DTYPES:
+        return ["named", e.encode(series.to_numpy(dtype=object), d), str(dtype)]
     e.fail(f"a pandas column of dtype {dtype}")
 
 
@@ -70,6 +81,8 @@ def _index(e, index, d):
         return ["CategoricalIndex", _values(e, index.to_series(), d), names[0]]
     if name == "Index" and _numpy_dtype(index.dtype):
         return ["Index", e.encode(index.to_numpy(), d), names[0]]
+    if name == "Index" and str(index.dtype) in NAMED_DTYPES:
+        return ["NamedIndex", _values(e, index.to_series(), d), names[0]]
     e.fail(f"a pandas {name} of dtype {index.dtype}")
 
 
@@ -96,6 +109,8 @@ def _array(args, item):
         return pd.Categorical.from_codes(item(args[1]), categories=categories, ordered=args[3])
     if kind == "datetimetz":
         return pd.DatetimeIndex(item(args[1])).tz_localize("UTC").tz_convert(args[2]).array
+    if kind == "named" and args[2] in NAMED_DTYPES:
+        return pd.array(item(args[1]), dtype=args[2])
     raise ValueError(f"unknown pandas column kind {kind!r}")
 
 
@@ -108,6 +123,7 @@ def _decode_any_index(data, item):
         "DatetimeIndex": _decode_datetimes,
         "CategoricalIndex": _decode_categories,
         "Index": _decode_index,
+        "NamedIndex": _decode_named_index,
     }.get(data[0])
     if decoder is None:
         raise ValueError(f"unknown pandas index {data[0]!r}")
@@ -125,6 +141,12 @@ def _decode_index(args, item):
 
     values = item(args[0])
     return pd.Index(values, dtype=values.dtype, name=item(args[1]))
+
+
+def _decode_named_index(args, item):
+    import pandas as pd
+
+    return pd.Index(_array(args[0], item), name=item(args[1]))
 
 
 def _decode_multi(args, item):
@@ -199,6 +221,7 @@ DECODERS = {
     "DatetimeIndex": _decode_datetimes,
     "CategoricalIndex": _decode_categories,
     "Index": _decode_index,
+    "NamedIndex": _decode_named_index,
     "Timestamp": _decode_timestamp,
     "Timedelta": _decode_timedelta,
     "Period": lambda args, item: __import__("pandas").Period(str(args[0]), freq=str(args[1])),

@@ -9,6 +9,7 @@ or refused. An `Axes` value is its figure plus its place in `figure.axes`; a fig
 in one encoded value (an axes and its figure, two axes of one figure) is rebuilt once.
 """
 
+import contextlib
 import sys
 
 PATCHES = ("Rectangle", "Wedge", "Polygon", "Circle", "Ellipse", "PathPatch")
@@ -203,6 +204,8 @@ def decode_figure(args, item):
 
 
 def _build_axes(fig, d):
+    import matplotlib.units as munits
+
     ax = fig.add_axes(d["bounds"], projection="polar" if d["kind"] == "polar" else None)
     for loc, title in zip(("left", "center", "right"), d["titles"]):
         if title:
@@ -232,10 +235,14 @@ def _build_axes(fig, d):
     ax.set_xscale(d["scales"][0])
     ax.set_yscale(d["scales"][1])
     for axis, (locs, labels) in zip((ax.xaxis, ax.yaxis), d["ticks"]):
-        axis.set_ticks(locs)
-        axis.set_ticklabels(labels)
-    ax.set_xlim(*d["limits"][0])
-    ax.set_ylim(*d["limits"][1])
+        # (an axis with units, e.g. pandas' periods, may refuse plain numbers: then left as
+        # the plotted data made it)
+        with contextlib.suppress(ValueError, TypeError, munits.ConversionError):
+            axis.set_ticks(locs)
+            axis.set_ticklabels(labels)
+    with contextlib.suppress(ValueError, TypeError, munits.ConversionError):
+        ax.set_xlim(*d["limits"][0])
+        ax.set_ylim(*d["limits"][1])
 
 
 def _common(d):

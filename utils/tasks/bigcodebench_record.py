@@ -8,9 +8,11 @@ values, raised this exception, written these files, called the test's mocks so, 
 left the random generators so). Each outermost call of `task_func` by the test adds an entry:
 
     {"args": [args, kwargs] | None, "after": the same after the call | None,
-     "result": value | absent, "raised": [[module, qualname] of its classes, args] | absent,
+     "value": [what it returned or None, pyplot's open figures or None], "pyplot": whether
+     those could be carried, "raised": [[module, qualname] of its classes, args] | absent,
      "files": [[path, data], ...], "dirs": [path, ...] (the scratch folder, relative),
-     "random": random's state, "numpy": numpy's global state | None, "names": tempfile's,
+     "random", "numpy", "names": the state random's, numpy's global and tempfile's names'
+     generators were left in, or None where the call did not change it,
      "printed": [stdout, stderr] written into the test's captures, "mocks": [[[name, args,
      kwargs], ...] per patch of the test in force]}
 
@@ -94,7 +96,17 @@ class Recording:
         entry = {"args": _maybe([list(args), kwargs])}
         entry["mocks_before"] = [len(_mock_calls(p[2])) for p in list(self.patches)]
         entry["printed_before"] = [_captured(sys.stdout), _captured(sys.stderr)]
+        entry["states_before"] = self._states()
         return entry
+
+    def _states(self):
+        """The random generators' states (random's, numpy's global one, tempfile's names)."""
+        numpy = sys.modules.get("numpy")
+        return {
+            "random": encode(random.getstate()),
+            "numpy": encode(numpy.random.get_state()) if numpy else None,
+            "names": encode(self.names._rng.getstate()),
+        }
 
     def _after(self, entry, args, kwargs, result=None, raised=None):
         calls = self.state["calls"]
@@ -109,17 +121,18 @@ class Recording:
 
     def _fill(self, entry, args, kwargs, result, raised):
         entry["after"] = _maybe([list(args), kwargs]) if entry["args"] is not None else None
-        if raised is None:
-            entry["result"] = encode(result)
-        else:
+        value = result if raised is None else None
+        try:  # with pyplot's open figures (`plt.gcf()`), which may hold the axes it returned
+            entry["value"], entry["pyplot"] = encode([value, _pyplot_figures()]), True
+        except Unreplayable:
+            entry["value"], entry["pyplot"] = encode([value, None]), False
+        if raised is not None:
             classes = [[c.__module__, c.__qualname__] for c in type(raised).__mro__]
             entry["raised"] = [classes, _maybe(list(raised.args)) or encode([str(raised)])]
         files, dirs = tree(self.root)
         entry["files"], entry["dirs"] = encode(files), dirs
-        numpy = sys.modules.get("numpy")
-        entry["random"] = encode(random.getstate())
-        entry["numpy"] = encode(numpy.random.get_state()) if numpy else None
-        entry["names"] = encode(self.names._rng.getstate())
+        before = entry.pop("states_before")  # a state the call did not change: None
+        entry.update({k: v if v != before[k] else None for k, v in self._states().items()})
         before = entry.pop("printed_before")
         entry["printed"] = [_new_text(before[0], sys.stdout), _new_text(before[1], sys.stderr)]
         counts = entry.pop("mocks_before")
@@ -127,6 +140,15 @@ class Recording:
             _calls_since(p[2], counts[i] if i < len(counts) else 0)
             for i, p in enumerate(list(self.patches))
         ]
+
+
+def _pyplot_figures():
+    """pyplot's open figures, the current one last, or None if pyplot is not loaded."""
+    if "matplotlib.pyplot" not in sys.modules:
+        return None
+    from matplotlib._pylab_helpers import Gcf
+
+    return [manager.canvas.figure for manager in Gcf.get_all_fig_managers()]
 
 
 def _maybe(value):

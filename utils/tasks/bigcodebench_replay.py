@@ -97,13 +97,18 @@ class Replayer:
             after_args, after_kwargs = decode(entry["after"])
             for mine, theirs in [*zip(args, after_args), *_paired(kwargs, after_kwargs)]:
                 _update_in_place(mine, theirs)
-        random.setstate(decode(entry["random"]))
+        if entry["random"] is not None:
+            random.setstate(decode(entry["random"]))
         if entry["numpy"] is not None and "numpy" in sys.modules:
             sys.modules["numpy"].random.set_state(decode(entry["numpy"]))
-        self.names._rng.setstate(decode(entry["names"]))
+        if entry["names"] is not None:
+            self.names._rng.setstate(decode(entry["names"]))
+        if entry["pyplot"] and "matplotlib.pyplot" in sys.modules:
+            sys.modules["matplotlib.pyplot"].close("all")  # then only the program's are open
+        result, _ = decode(entry["value"])
         if "raised" in entry:
             raise _exception(*entry["raised"])
-        return decode(entry["result"])
+        return result
 
     def _mock_calls(self, per_patch):
         """The calls the program made on each of the test's patches in force, made again."""
