@@ -115,6 +115,7 @@ print(json.dumps([bad, len(VALUES) + len(checks)]))
 def test_codec_carries_what_bigcodebench_programs_return():
     done = subprocess.run(
         [sys.executable, "-c", ROUND_TRIP, str(bigcodebench_libs.folder())],
+        check=False,
         capture_output=True,
         text=True,
         timeout=120,

@@ -226,7 +226,10 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     the folder `libs` (BigCodeBench's libraries) first on its path: a full-runtime job (it
     sees the whole installation, not the sandbox's in-memory view; docs/security.md)."""
     names, imports = test_plan(doc["test"])
-    call = f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r})"
+    call = (
+        f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r}, "
+        f"{private_tmp()!r})"
+    )
     return execution.Job(
         program=bigcodebench_sources.runner_source() + f"CANDIDATE_CODE = {program!r}\n",
         test=(
@@ -242,11 +245,19 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
     )
 
 
+def private_tmp() -> bool:
+    """Whether a job's `/tmp` is its own (a mount namespace: the record holds all of it)."""
+    return execution.isolation().startswith("namespaces")
+
+
 def replay_job(doc: dict, record: str, libs: str = "") -> execution.Job:
     """The doc's test run on `record` (what a program did, from its job's `Verdict.kept`) in
     a process with no candidate code (`bigcodebench_replay`): the replayed verdict."""
     names, imports = test_plan(doc["test"])
-    call = f"{REPLAY_ENTRY}({doc['code_prompt']!r}, {doc['test']!r}, {libs!r}, {imports!r})"
+    call = (
+        f"{REPLAY_ENTRY}({doc['code_prompt']!r}, {doc['test']!r}, {libs!r}, {imports!r}, "
+        f"{private_tmp()!r})"
+    )
     return execution.Job(
         program=bigcodebench_sources.replay_source(record, REPLAY_ENTRY),
         test=f"_check_replay({call}, {names!r})\n",

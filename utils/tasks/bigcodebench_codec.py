@@ -11,7 +11,7 @@ The encoding is JSON: `None`, booleans, ints (up to 4,000 digits) and strings st
 themselves, finite floats too; every other value is a list `[tag, ...]`, so a JSON list is
 always a tag. Encoded: the builtin containers and scalars, `datetime`'s types (time zones:
 fixed offsets, `zoneinfo`, `pytz`), `Decimal`, `collections`' `Counter`, `OrderedDict`,
-`deque` and `defaultdict` (of a builtin factory), numpy arrays (not of a structured dtype)
+`deque` and `defaultdict` (of a builtin factory), POSIX paths, numpy arrays (not of a structured dtype)
 and scalars, pandas `DataFrame`, `Series` and their indexes (numpy dtypes, categoricals,
 datetimes with a time zone). Identity is not kept (a list held twice decodes as two lists).
 """
@@ -22,6 +22,7 @@ import collections
 import datetime
 import decimal
 import math
+import pathlib
 import sys
 
 from . import bigcodebench_frames, bigcodebench_plots
@@ -149,6 +150,8 @@ _BUILTIN = {
     collections.Counter: lambda e, v, d: ["Counter", _pairs(e, v, d)],
     collections.OrderedDict: lambda e, v, d: ["OrderedDict", _pairs(e, v, d)],
     collections.deque: lambda e, v, d: ["deque", e.items(v, d), v.maxlen],
+    pathlib.PosixPath: lambda e, v, d: ["PosixPath", str(v)],
+    pathlib.PurePosixPath: lambda e, v, d: ["PurePosixPath", str(v)],
     collections.defaultdict: lambda e, v, d: [
         "defaultdict",
         _factory(v.default_factory),
@@ -299,6 +302,8 @@ _DECODERS = {
     "defaultdict": lambda a, item: collections.defaultdict(
         _FACTORIES[a[0]] if a[0] is not None else None, _mapping(a, item)
     ),
+    "PosixPath": lambda a, item: pathlib.PosixPath(str(a[0])),
+    "PurePosixPath": lambda a, item: pathlib.PurePosixPath(str(a[0])),
     "ndarray": _decode_ndarray,
     "npscalar": _decode_scalar,
 }

@@ -10,7 +10,6 @@ extension dtypes named in NAMED_DTYPES (strings, nullable numbers), and the
 scalars `Timestamp`, `Timedelta`, `NaT` and `NA`. Names go through the codec as any value.
 """
 
-
 # pandas' extension dtypes carried as their values (objects) and their name: strings (pandas 3
 # makes "str" the default for text), nullable integers, floats and booleans
 NAMED_DTYPES = frozenset(

@@ -78,12 +78,19 @@ def _line(line):
     return {
         "x": line.get_xdata(),
         "y": line.get_ydata(),
+        "plotted": None if _numeric(line.get_xdata()) else _plain(line.get_xdata(orig=False)),
         "color": _color(line.get_color()),
         "linestyle": line.get_linestyle(),
         "linewidth": line.get_linewidth(),
         "marker": line.get_marker() if isinstance(line.get_marker(), str) else None,
         **_style(line),
     }
+
+
+def _numeric(values):
+    import numpy as np
+
+    return np.asarray(values).dtype.kind in "biuf"
 
 
 def _color(color):
@@ -213,8 +220,11 @@ def _build_axes(fig, d):
     ax.set_xlabel(d["labels"][0])
     ax.set_ylabel(d["labels"][1])
     for line in d["lines"]:
-        x, y, style = line.pop("x"), line.pop("y"), _styled(line)
-        ax.plot(x, y, **style)
+        x, y, plotted, style = line.pop("x"), line.pop("y"), line.pop("plotted"), _styled(line)
+        try:
+            ax.plot(x, y, **style)
+        except (munits.ConversionError, TypeError, ValueError):  # units set up by a library
+            ax.plot(plotted, y, **style)  # (pandas' periods): the numbers it plotted
     for patch in d["patches"]:
         ax.add_patch(_build_patch(patch))
     for bar in d["bars"]:

@@ -14,7 +14,8 @@ left the random generators so). Each outermost call of `task_func` by the test a
      "random", "numpy", "names": the state random's, numpy's global and tempfile's names'
      generators were left in, or None where the call did not change it,
      "printed": [stdout, stderr] written into the test's captures, "mocks": [[[name, args,
-     kwargs], ...] per patch of the test in force]}
+     kwargs], ...] per mock of the test's, children's calls included], "warnings": [[classes, message, file,
+     line], ...] shown while it ran}
 
 values encoded by `bigcodebench_codec`. A value it cannot carry makes the record unreplayable
 (`unreplayable`, the first reason), which fails `pass_at_1_replayed` and nothing else.
@@ -27,6 +28,7 @@ import random
 import sys
 import tempfile
 import threading
+import warnings
 
 from .bigcodebench_codec import Unreplayable, encode
 
@@ -41,34 +43,58 @@ def scratch_names(seed=0):
     return sequence
 
 
-def tree(root):
-    """The files ([relative path, bytes]) and folders under `root`, sorted; links are left
-    out (a replay writes plain files only)."""
-    files, dirs = [], []
-    for folder, subdirs, names in os.walk(root):
-        subdirs.sort()
-        for name in sorted(subdirs):
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                dirs.append(os.path.relpath(path, root))
-        for name in sorted(names):
-            path = os.path.join(folder, name)
-            if os.path.isfile(path) and not os.path.islink(path):
-                with open(path, "rb") as handle:
-                    files.append([os.path.relpath(path, root), handle.read()])
+# The file functions the record and the replay use, taken when this module loads, before any
+# test runs: a test's patches (`@patch("os.makedirs")`, of `builtins.open`, `os.path.join`)
+# must neither see these calls nor answer them. Paths are joined with "/" for that reason.
+scandir, open_file, mkdir, remove, rmdir = os.scandir, io.open, os.mkdir, os.remove, os.rmdir
+
+
+def walk(root):
+    """The files and folders under `root` as sorted paths relative to it (links left out:
+    a replay writes plain files only)."""
+    files, dirs, pending = [], [], [""]
+    while pending:
+        relative = pending.pop()
+        with scandir(f"{root}/{relative}" if relative else root) as entries:
+            for entry in list(entries):
+                path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(path)
+                    pending.append(path)
+                elif entry.is_file(follow_symlinks=False):
+                    files.append(path)
         if len(files) + len(dirs) > MAX_FILES:
             raise Unreplayable(f"more than {MAX_FILES} files in the scratch folder")
-    return files, dirs
+    return sorted(files), sorted(dirs)
+
+
+def tree(root):
+    """The files ([relative path, bytes]) and folders under `root` (`walk`)."""
+    files, dirs = walk(root)
+    contents = []
+    for path in files:
+        with open_file(f"{root}/{path}", "rb") as handle:
+            contents.append([path, handle.read()])
+    return contents, dirs
 
 
 class Recording:
     """Wraps `task_func` (`wrap`) to record its outermost calls into `state["calls"]`.
-    `root`: the scratch folder; `patches`: the test's patches in force, as the runner's
-    `test_patches` keeps them ([patcher, attribute, mock] each); `names`: `scratch_names`."""
+    `root`: the scratch folder; `mocks`: the test's mocks without a parent, as the runner's
+    `test_patches` keeps them; `names`: `scratch_names`."""
 
-    def __init__(self, root, patches, names, state):
-        self.root, self.patches, self.names, self.depth = root, patches, names, {}
+    def __init__(self, root, mocks, names, state):
+        self.root, self.mocks, self.names, self.depth = root, mocks, names, {}
         self.state = state  # {"calls": [], "unreplayable": ""}, the runner's (it reads it)
+        self.shown = []  # the warnings shown during the calls, since the last entry
+        show = warnings._showwarnmsg  # what the warnings machinery calls for each one shown
+
+        def showing(message):
+            if self.depth.get(threading.get_ident()):
+                self.shown.append(message)
+            return show(message)
+
+        warnings._showwarnmsg = showing
 
     def wrap(self, task_func):
         def call(*args, **kwargs):
@@ -94,9 +120,10 @@ class Recording:
 
     def _before(self, args, kwargs):
         entry = {"args": _maybe([list(args), kwargs])}
-        entry["mocks_before"] = [len(_mock_calls(p[2])) for p in list(self.patches)]
+        entry["mocks_before"] = [len(_mock_calls(m)) for m in list(self.mocks)]
         entry["printed_before"] = [_captured(sys.stdout), _captured(sys.stderr)]
         entry["states_before"] = self._states()
+        self.shown.clear()
         return entry
 
     def _states(self):
@@ -127,18 +154,22 @@ class Recording:
         except Unreplayable:
             entry["value"], entry["pyplot"] = encode([value, None]), False
         if raised is not None:
-            classes = [[c.__module__, c.__qualname__] for c in type(raised).__mro__]
-            entry["raised"] = [classes, _maybe(list(raised.args)) or encode([str(raised)])]
+            args = _maybe(list(raised.args)) or encode([str(raised)])
+            entry["raised"] = [_classes(type(raised)), args]
         files, dirs = tree(self.root)
         entry["files"], entry["dirs"] = encode(files), dirs
         before = entry.pop("states_before")  # a state the call did not change: None
         entry.update({k: v if v != before[k] else None for k, v in self._states().items()})
+        entry["warnings"] = [
+            [_classes(type(w.message)), str(w.message), str(w.filename), int(w.lineno)]
+            for w in self.shown
+        ]
         before = entry.pop("printed_before")
         entry["printed"] = [_new_text(before[0], sys.stdout), _new_text(before[1], sys.stderr)]
         counts = entry.pop("mocks_before")
         entry["mocks"] = [
-            _calls_since(p[2], counts[i] if i < len(counts) else 0)
-            for i, p in enumerate(list(self.patches))
+            _calls_since(m, counts[i] if i < len(counts) else 0)
+            for i, m in enumerate(list(self.mocks))
         ]
 
 
@@ -149,6 +180,11 @@ def _pyplot_figures():
     from matplotlib._pylab_helpers import Gcf
 
     return [manager.canvas.figure for manager in Gcf.get_all_fig_managers()]
+
+
+def _classes(cls):
+    """A class and its bases, as [module, qualname] each (the replay finds the first it has)."""
+    return [[str(c.__module__), str(c.__qualname__)] for c in cls.__mro__]
 
 
 def _maybe(value):

@@ -22,23 +22,24 @@ what the program claimed to do, which a program could have done.
 import ast
 import builtins
 import contextlib
-import os
 import random
 import sys
 import types
 import unittest
+import warnings
 
+from . import bigcodebench_record as record
 from . import bigcodebench_worker as worker
 from .bigcodebench_codec import Unreplayable, decode, encode
 from .bigcodebench_record import scratch_names
 from .bigcodebench_runner import _prepare_environment
 
 
-def run_replay(record_text, code_prompt, test_code, libs="", imports=()):
+def run_replay(record_text, code_prompt, test_code, libs="", imports=(), private_tmp=False):
     """The test's outcomes on the replayed program, as the runner reports them: {"tests":
     {name: status}, "failures": [[name, traceback end], ...], "error": the module's load
     error or why the record cannot be replayed, or "", "notes": what differed from the
-    recorded run}."""
+    recorded run}. The files: `/tmp`'s where `private_tmp`, else the scratch folder's."""
     record = ast.literal_eval(record_text)  # (a literal: nothing in it runs)
     report = {"tests": {}, "failures": [], "error": "", "notes": []}
     if record["unreplayable"]:
@@ -47,9 +48,10 @@ def run_replay(record_text, code_prompt, test_code, libs="", imports=()):
     names = scratch_names()
     root = _prepare_environment(libs, imports)
     stub = code_prompt + "    pass\n"
-    # every line here is trusted: the patches of the test and of the stub are the test's
-    _, patches = worker.test_patches(sys.modules["unittest.mock"]._patch, 1, sys._getframe)
-    replayer = Replayer(record["calls"], root, patches, names, report["notes"])
+    # every line here is trusted: the mocks and patches of the test and of the stub are the test's
+    _, mocks = worker.test_patches(sys.modules["unittest.mock"], 1, sys._getframe)
+    scratch = "/tmp" if private_tmp else root
+    replayer = Replayer(record["calls"], scratch, mocks, names, report["notes"])
     module = types.ModuleType("__test__")
     module.__dict__.update({"__builtins__": builtins, "__file__": "__test__.py"})
     statuses, traces = {}, []
@@ -72,8 +74,8 @@ def run_replay(record_text, code_prompt, test_code, libs="", imports=()):
 class Replayer:
     """`task_func` for the replay: each call plays the next entry of `calls`."""
 
-    def __init__(self, calls, root, patches, names, notes):
-        self.calls, self.root, self.patches, self.names = calls, root, patches, names
+    def __init__(self, calls, root, mocks, names, notes):
+        self.calls, self.root, self.mocks, self.names = calls, root, mocks, names
         self.notes, self.made = notes, 0
 
     @property
@@ -106,23 +108,39 @@ class Replayer:
         if entry["pyplot"] and "matplotlib.pyplot" in sys.modules:
             sys.modules["matplotlib.pyplot"].close("all")  # then only the program's are open
         result, _ = decode(entry["value"])
+        for classes, message, filename, lineno in entry["warnings"]:
+            category = _loaded_class(classes, Warning) or UserWarning
+            warnings.warn_explicit(message, category, filename, lineno)
         if "raised" in entry:
             raise _exception(*entry["raised"])
         return result
 
-    def _mock_calls(self, per_patch):
-        """The calls the program made on each of the test's patches in force, made again."""
-        active = [patch[2] for patch in list(self.patches)]
-        if len(per_patch) != len(active):
-            self.notes.append("the test's patches in force differ from the recorded run's")
-        for mock, rows in zip(active, per_patch):
+    def _mock_calls(self, per_mock):
+        """The calls the program made on each of the test's mocks, made again."""
+        mocks = list(self.mocks)
+        if len(per_mock) > len(mocks):
+            self.notes.append("the test made fewer mocks than in the recorded run")
+        roots = {id(m) for m in mocks}
+        for mock, rows in zip(mocks, per_mock):
             for name, args, kwargs in (decode(row) for row in rows):
-                target = mock
-                for part in name.replace("()", ".()").split("."):
-                    if part:
-                        target = target.return_value if part == "()" else getattr(target, part)
+                target = _child(mock, name, roots)
+                if target is None:
+                    continue  # a call on another of the test's mocks, made again as its own
                 with contextlib.suppress(Exception):  # what the mock raised, the program saw
                     target(*args, **kwargs)
+
+
+def _child(mock, name, roots):
+    """The mock a recorded call's name leads to from `mock` ("().json" is its return value's
+    `json`), or None where the way passes through another of the test's own mocks (one the
+    test attached to this one, as a return value: its calls are in both records)."""
+    target = mock
+    for part in name.replace("()", ".()").split("."):
+        if part:
+            target = target.return_value if part == "()" else getattr(target, part)
+            if id(target) in roots:
+                return None
+    return target
 
 
 def _encoded(value):
@@ -150,47 +168,51 @@ def _update_in_place(mine, theirs):
         mine[...] = theirs
 
 
-def _safe_path(root, relative):
-    path = os.path.normpath(os.path.join(root, relative))
-    if os.path.isabs(relative) or not path.startswith(os.path.join(root, "")):
-        raise ValueError(f"replay: a recorded path outside the scratch folder: {relative!r}")
-    return path
+def _relative(path):
+    """A recorded path, checked: relative, with no empty, "." or ".." part."""
+    parts = str(path).split("/")
+    if not path or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"replay: a recorded path outside the scratch folder: {path!r}")
+    return "/".join(parts)
 
 
 def _sync_tree(root, files, dirs):
-    """The scratch folder made what the record says: its folders and files, nothing else."""
-    keep_dirs = {_safe_path(root, d) for d in dirs}
-    keep_files = {_safe_path(root, f) for f, _ in files}
-    for folder, subdirs, names in os.walk(root, topdown=False):
-        for name in names:
-            path = os.path.join(folder, name)
-            if path not in keep_files:
-                os.remove(path)
-        for name in subdirs:
-            path = os.path.join(folder, name)
-            if path not in keep_dirs:
-                with contextlib.suppress(OSError):
-                    os.rmdir(path) if not os.path.islink(path) else os.remove(path)
-    for path in sorted(keep_dirs):
-        os.makedirs(path, exist_ok=True)
-    for relative, data in files:
-        with open(_safe_path(root, relative), "wb") as handle:
+    """The scratch folder made what the record says: its folders and files, nothing else
+    (through the file functions taken before the test ran: `bigcodebench_record`)."""
+    keep_files = {_relative(path): data for path, data in files}
+    keep_dirs = {_relative(path) for path in dirs}
+    here_files, here_dirs = record.walk(root)
+    for path in set(here_files) - set(keep_files):
+        record.remove(f"{root}/{path}")
+    for path in sorted(set(here_dirs) - keep_dirs, key=len, reverse=True):
+        with contextlib.suppress(OSError):
+            record.rmdir(f"{root}/{path}")
+    for path in sorted(keep_dirs - set(here_dirs), key=len):
+        with contextlib.suppress(FileExistsError):
+            record.mkdir(f"{root}/{path}")
+    for path, data in keep_files.items():
+        with record.open_file(f"{root}/{path}", "wb") as handle:
             handle.write(data)
+
+
+def _loaded_class(classes, base):
+    """The first of `classes` ([module, qualname] each, a class and its bases) that a loaded
+    module holds and that is `base` or a subclass, or None: nothing is imported."""
+    for module_name, qualname in classes:
+        cls = sys.modules.get(module_name)
+        for part in qualname.split(".") if cls is not None else ():
+            cls = getattr(cls, part, None)
+        if isinstance(cls, type) and issubclass(cls, base):
+            return cls
+    return None
 
 
 def _exception(classes, args):
     """The recorded exception as the first class of its MRO that exists here."""
-    for module_name, qualname in classes:
-        module = sys.modules.get(module_name)
-        cls = module
-        for part in qualname.split(".") if module is not None else ():
-            cls = getattr(cls, part, None)
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            values = decode(args)
-            try:
-                return cls(*values)
-            except Exception:  # noqa: BLE001 (a constructor wanting other arguments)
-                exc = cls.__new__(cls)
-                exc.args = tuple(values)
-                return exc
-    return Exception(*decode(args))
+    cls, values = _loaded_class(classes, BaseException) or Exception, decode(args)
+    try:
+        return cls(*values)
+    except Exception:  # noqa: BLE001 (a constructor wanting other arguments)
+        exc = cls.__new__(cls)
+        exc.args = tuple(values)
+        return exc

@@ -279,12 +279,14 @@ def _record_text(record):
     return repr(record)
 
 
-def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
+def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=(), private_tmp=False):
     """Run `CANDIDATE_CODE` + the task's test as BigCodeBench does, with the folder `libs`
     first on the path and the modules `imports` (the test's) imported first; plain data back:
     {"tests": {name: status}, "failures": [[name, traceback end], ...], "error": load error,
     time limit or tampering, or "", "made": the first value of a class the program made that
-    reached an assertion or came out of `task_func`, or "", "mac": `seal` under `nonce`}."""
+    reached an assertion or came out of `task_func`, or "", "mac": `seal` under `nonce`,
+    "record": what the program did, for the replay (`bigcodebench_record`), its files those
+    of `/tmp` where `private_tmp` (the job's own), else of the scratch folder}."""
     from evalpack.tasks import bigcodebench_record  # (installed by the program: sources)
 
     names = bigcodebench_record.scratch_names()  # the replay makes the same folders
@@ -307,9 +309,10 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=()):
     outcomes = _Outcomes(statuses, traces, notes)
     test_from = CANDIDATE_CODE.count("\n") + 2  # noqa: F821 (the test's first line)
     mock = sys.modules["unittest.mock"]
-    allowed, patches = worker["test_patches"](mock._patch, test_from, sys._getframe)
+    allowed, mocks = worker["test_patches"](mock, test_from, sys._getframe)
     record = {"calls": [], "unreplayable": ""}  # filled in the worker thread, read here
-    recording = bigcodebench_record.Recording(root, patches, names, record)
+    scratch = "/tmp" if private_tmp else root
+    recording = bigcodebench_record.Recording(scratch, mocks, names, record)
     check_value = values["checker"](
         values["known_classes"](), test_from, _roots(libs), mock,
         values["numpy_pandas_walker"](), allowed,

@@ -202,23 +202,26 @@ def checks(moved, check_value, notes):
     return before, after
 
 
-def test_patches(patch_class, test_from, getframe):
-    """Make `unittest.mock`'s patchers (`patch_class`, `_patch`) note the patches the test
-    makes (made on one of the test's lines: `test_from` on, in `__test__.py`), while they are
-    in place. Returns (`allowed`, `active`): `allowed(key, value)`, whether `value` is what
-    such a patch put under `key` (the test machinery compared during the tests may hold those:
-    `@patch("builtins.open")`); `active`, those patches in force, in the order they were made
-    ([patcher, attribute, what it put there] each; the replayed verdict replays their calls)."""
-    made, active = {}, []  # id: a patcher made by the test; [patcher, attribute, value]
+def test_patches(mock, test_from, getframe):
+    """Make `unittest.mock`'s patchers (`mock._patch`) note the patches the test makes (made
+    on one of the test's lines: `test_from` on, in `__test__.py`), while they are in place,
+    and its mocks note the test's own. Returns (`allowed`, `mocks`): `allowed(key, value)`,
+    whether `value` is what such a patch put under `key` (the test machinery compared during
+    the tests may hold those: `@patch("builtins.open")`); `mocks`, the test's mocks that have
+    no parent (made on its lines, or by its patches), in the order they were made (the
+    replayed verdict replays the program's calls on them and their children)."""
+    patch_class = mock._patch
+    made, active, mocks = {}, [], []  # id: a patcher made by the test; [patcher, key, value]
     init, enter, leave = patch_class.__init__, patch_class.__enter__, patch_class.__exit__
+    mock_init = mock.NonCallableMock.__init__
     # only unittest.mock's own frames are skipped: a call through this file (task_func's
     # wrapper) on a test's line, into `patch` (a partial as task_func), is not the test's
     skipped = sys.modules[patch_class.__module__].__file__
 
-    def by_test():
+    def by_test(depth):
         try:
-            frame = getframe(2)  # 0: here, 1: __init__, 2: mock's patch() (the first to skip)
-        except ValueError:  # refused: `_patch` called right from the solution or the test
+            frame = getframe(depth)  # the first to skip: refused if it is the solution's
+        except ValueError:  # or the test's: `_patch` or a mock made right from there
             return False
         while frame is not None and frame.f_code.co_filename == skipped:
             frame = frame.f_back
@@ -230,30 +233,40 @@ def test_patches(patch_class, test_from, getframe):
 
     def __init__(self, *args, **kwargs):
         init(self, *args, **kwargs)
-        if by_test():
+        if by_test(2):  # 0: by_test, 1: here, 2: mock's patch()
             made[id(self)] = self
 
     def __enter__(self):
         result = enter(self)
         space = getattr(self.target, "__dict__", None)
-        if made.get(id(self)) is self and type(space) in (dict, types.MappingProxyType):
-            active.append([self, self.attribute, space.get(self.attribute)])
+        if made.get(id(self)) is self:
+            if isinstance(result, mock.NonCallableMock) and all(m is not result for m in mocks):
+                mocks.append(result)  # (a mock the test made and patched in is there once)
+            if type(space) in (dict, types.MappingProxyType):
+                active.append([self, self.attribute, space.get(self.attribute)])
         return result
 
     def __exit__(self, *exc_info):
         active[:] = [entry for entry in active if entry[0] is not self]
         return leave(self, *exc_info)
 
+    def made_mock(self, *args, **kwargs):
+        mock_init(self, *args, **kwargs)
+        orphan = self._mock_parent is None and self._mock_new_parent is None
+        if orphan and by_test(2):  # 0: by_test, 1: here, 2: the mixin's __init__ (MagicMock())
+            mocks.append(self)
+
     patch_class.__init__, patch_class.__enter__, patch_class.__exit__ = (
         __init__,
         __enter__,
         __exit__,
     )
+    mock.NonCallableMock.__init__ = made_mock
 
     def allowed(key, value):
         return any(attribute == key and new is value for _, attribute, new in list(active))
 
-    return allowed, active
+    return allowed, mocks
 
 
 def guarded(function, before):
