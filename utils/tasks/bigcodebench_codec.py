@@ -38,15 +38,17 @@ class Unreplayable(ValueError):
     """A value this encoding does not carry (its type, its size, its depth)."""
 
 
-def encode(value):
-    """`value` as JSON-able data; `Unreplayable` names what it cannot carry."""
-    return _Encoder().encode(value, 0)
+def encode(value, refs=()):
+    """`value` as JSON-able data; `Unreplayable` names what it cannot carry. An object that
+    is one of `refs` (the test's own mocks) is carried as its place there."""
+    return _Encoder(refs).encode(value, 0)
 
 
-def decode(data):
-    """The value `encode` gave `data` for; `ValueError` on anything malformed."""
+def decode(data, refs=()):
+    """The value `encode` gave `data` for, a reference being that place in `refs` (which must
+    then be the same objects, made again); `ValueError` on anything malformed."""
     try:
-        return _Item(0, {})(data)
+        return _Item(0, {}, list(refs))(data)
     except (KeyError, IndexError, TypeError, OverflowError, binascii.Error) as exc:
         raise ValueError(f"malformed encoded value ({type(exc).__name__}: {exc})") from None
 
@@ -57,8 +59,9 @@ def _name(value):
 
 
 class _Encoder:
-    def __init__(self):
+    def __init__(self, refs):
         self.nodes, self.bytes, self.figures = 0, 0, {}  # figures: id -> (number, figure)
+        self.refs = list(refs)
 
     def encode(self, value, depth):
         self.nodes += 1
@@ -73,7 +76,10 @@ class _Encoder:
             return value if math.isfinite(value) else ["float", repr(value), _which_nan(value)]
         encoder = _BUILTIN.get(cls) or _library_encoder(value)
         if encoder is None:
-            raise Unreplayable(f"a value of type {_name(value)}")
+            place = next((i for i, ref in enumerate(self.refs) if ref is value), None)
+            if place is None:
+                raise Unreplayable(f"a value of type {_name(value)}")
+            return ["ref", place]
         return encoder(self, value, depth + 1)
 
     def items(self, values, depth):
@@ -199,8 +205,8 @@ def _ndarray(encoder, value, depth):
 class _Item:
     """Decodes a nested value (`depth` deep) with the figures met so far in this value."""
 
-    def __init__(self, depth, figures):
-        self.depth, self.figures = depth, figures
+    def __init__(self, depth, figures, refs):
+        self.depth, self.figures, self.refs = depth, figures, refs
 
     def __call__(self, data):
         if self.depth > MAX_DEPTH:
@@ -217,7 +223,7 @@ class _Item:
         )
         if decoder is None:
             raise ValueError(f"unknown encoded type {tag!r}")
-        return decoder(args, _Item(self.depth + 1, self.figures))
+        return decoder(args, _Item(self.depth + 1, self.figures, self.refs))
 
 
 def _decode_tz(data):
@@ -281,6 +287,7 @@ def _mapping(args, item):
 
 _DECODERS = {
     "int": lambda a, item: int(a[0], 16),
+    "ref": lambda a, item: item.refs[int(a[0])],
     "float": _float,
     "list": _items,
     "tuple": lambda a, item: tuple(_items(a, item)),

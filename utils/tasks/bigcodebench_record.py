@@ -118,8 +118,26 @@ class Recording:
         except Exception:  # noqa: BLE001 (an object that does not have them)
             return call
 
+    def _maybe(self, value):
+        """`value` encoded (the test's mocks by reference), or None where it cannot be
+        (arguments: only compared and updated)."""
+        try:
+            return encode(value, list(self.mocks))
+        except Unreplayable:
+            return None
+
+    def _calls_since(self, mock, count):
+        """The calls made on `mock` (and on what it returned) since it had `count`, as
+        [name, args, kwargs], those with arguments the codec cannot carry left out."""
+        rows = []
+        for name, args, kwargs in list(_mock_calls(mock))[count:]:
+            encoded = self._maybe([str(name), list(args), dict(kwargs)])
+            if encoded is not None:
+                rows.append(encoded)
+        return rows
+
     def _before(self, args, kwargs):
-        entry = {"args": _maybe([list(args), kwargs])}
+        entry = {"args": self._maybe([list(args), kwargs])}
         entry["mocks_before"] = [len(_mock_calls(m)) for m in list(self.mocks)]
         entry["printed_before"] = [_captured(sys.stdout), _captured(sys.stderr)]
         entry["states_before"] = self._states()
@@ -147,14 +165,15 @@ class Recording:
         calls.append(entry)
 
     def _fill(self, entry, args, kwargs, result, raised):
-        entry["after"] = _maybe([list(args), kwargs]) if entry["args"] is not None else None
+        after = self._maybe([list(args), kwargs]) if entry["args"] is not None else None
+        entry["after"], refs = after, list(self.mocks)
         value = result if raised is None else None
         try:  # with pyplot's open figures (`plt.gcf()`), which may hold the axes it returned
-            entry["value"], entry["pyplot"] = encode([value, _pyplot_figures()]), True
+            entry["value"], entry["pyplot"] = encode([value, _pyplot_figures()], refs), True
         except Unreplayable:
-            entry["value"], entry["pyplot"] = encode([value, None]), False
+            entry["value"], entry["pyplot"] = encode([value, None], refs), False
         if raised is not None:
-            args = _maybe(list(raised.args)) or encode([str(raised)])
+            args = self._maybe(list(raised.args)) or encode([str(raised)])
             entry["raised"] = [_classes(type(raised)), args]
         files, dirs = tree(self.root)
         entry["files"], entry["dirs"] = encode(files), dirs
@@ -168,7 +187,7 @@ class Recording:
         entry["printed"] = [_new_text(before[0], sys.stdout), _new_text(before[1], sys.stderr)]
         counts = entry.pop("mocks_before")
         entry["mocks"] = [
-            _calls_since(m, counts[i] if i < len(counts) else 0)
+            self._calls_since(m, counts[i] if i < len(counts) else 0)
             for i, m in enumerate(list(self.mocks))
         ]
 
@@ -185,14 +204,6 @@ def _pyplot_figures():
 def _classes(cls):
     """A class and its bases, as [module, qualname] each (the replay finds the first it has)."""
     return [[str(c.__module__), str(c.__qualname__)] for c in cls.__mro__]
-
-
-def _maybe(value):
-    """`value` encoded, or None where it cannot be (arguments: only compared and updated)."""
-    try:
-        return encode(value)
-    except Unreplayable:
-        return None
 
 
 def _captured(stream):
@@ -215,14 +226,3 @@ def _mock_calls(mock):
 def _is_mock(value):
     mock = sys.modules.get("unittest.mock")
     return mock is not None and isinstance(value, mock.NonCallableMock)
-
-
-def _calls_since(mock, count):
-    """The calls made on `mock` (and what it returned) since it had `count`, as [name, args,
-    kwargs], those with arguments the codec cannot carry left out."""
-    rows = []
-    for name, args, kwargs in list(_mock_calls(mock))[count:]:
-        encoded = _maybe([str(name), list(args), dict(kwargs)])
-        if encoded is not None:
-            rows.append(encoded)
-    return rows

@@ -88,7 +88,8 @@ class Replayer:
                 f"replay: task_func called more often than in the recorded run ({len(self.calls)})"
             )
         entry, self.made = self.calls[self.made], self.made + 1
-        if entry["args"] is not None and _encoded([list(args), kwargs]) != entry["args"]:
+        mocks = list(self.mocks)
+        if entry["args"] is not None and _encoded([list(args), kwargs], mocks) != entry["args"]:
             self.notes.append(f"call {self.made}: arguments differ from the recorded run's")
         _sync_tree(self.root, decode(entry["files"]), entry["dirs"])
         self._mock_calls(entry["mocks"])
@@ -96,7 +97,7 @@ class Replayer:
             if text:
                 stream.write(text)
         if entry["after"] is not None:
-            after_args, after_kwargs = decode(entry["after"])
+            after_args, after_kwargs = decode(entry["after"], mocks)
             for mine, theirs in [*zip(args, after_args), *_paired(kwargs, after_kwargs)]:
                 _update_in_place(mine, theirs)
         if entry["random"] is not None:
@@ -107,7 +108,7 @@ class Replayer:
             self.names._rng.setstate(decode(entry["names"]))
         if entry["pyplot"] and "matplotlib.pyplot" in sys.modules:
             sys.modules["matplotlib.pyplot"].close("all")  # then only the program's are open
-        result, _ = decode(entry["value"])
+        result, _ = decode(entry["value"], mocks)
         for classes, message, filename, lineno in entry["warnings"]:
             category = _loaded_class(classes, Warning) or UserWarning
             warnings.warn_explicit(message, category, filename, lineno)
@@ -122,7 +123,7 @@ class Replayer:
             self.notes.append("the test made fewer mocks than in the recorded run")
         roots = {id(m) for m in mocks}
         for mock, rows in zip(mocks, per_mock):
-            for name, args, kwargs in (decode(row) for row in rows):
+            for name, args, kwargs in (decode(row, mocks) for row in rows):
                 target = _child(mock, name, roots)
                 if target is None:
                     continue  # a call on another of the test's mocks, made again as its own
@@ -143,9 +144,9 @@ def _child(mock, name, roots):
     return target
 
 
-def _encoded(value):
+def _encoded(value, refs):
     try:
-        return encode(value)
+        return encode(value, refs)
     except Unreplayable:
         return None
 
