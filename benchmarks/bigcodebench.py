@@ -11,7 +11,9 @@ of BigCodeBench-Hard (148) or the full set (1,140, --full), run with each task's
   isolation.
 
 Both print time, programs/s, pass rate and failures by cause, then the tasks that fail, with
-the cause, in either. Needs BigCodeBench's libraries:
+the cause, in either. evalpack's programs that pass are then replayed (`pass_at_1_replayed`,
+timed apart from the comparison): how many pass again, the replay's time, and the tasks that
+do not, with why. Needs BigCodeBench's libraries:
 
     python -m evalpack.tasks.bigcodebench_libs install
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/bigcodebench.py [--full]
@@ -123,12 +125,40 @@ def run_evalpack(docs: list[dict], timeout: float) -> tuple[float, list[tuple[bo
     start = time.perf_counter()
     verdicts = execution.run_jobs(jobs)
     seconds = time.perf_counter() - start
-    records = [bigcodebench.verdict_record(v, "") for v in verdicts]
+    docs = [{**d, "timeout": timeout} for d in docs]
+    replayed = bigcodebench.replay_verdicts(verdicts, docs, libs)
+    REPLAY["seconds"] += time.perf_counter() - start - seconds
+    records = [bigcodebench.verdict_record(v, "", r) for v, r in zip(verdicts, replayed)]
     MADE.update({d["task_id"]: r["made_values"] for d, r in zip(docs, records) if r["made_values"]})
+    for doc, record in zip(docs, records):
+        if record["passed"]:
+            REPLAY["tasks"][doc["task_id"]] = (record["passed_replayed"], record["replay_reason"])
     return seconds, [(r["passed"], r["reason"]) for r in records]
 
 
 MADE: dict[str, str] = {}  # task: the first value of a class the program made (a pass)
+# the replayed verdict of the programs that passed: its batches' time, and per task (passed
+# again, why not)
+REPLAY: dict = {"seconds": 0.0, "tasks": {}}
+
+
+def replay_cause(reason: str) -> str:
+    """Why a passing program failed its replay, in a few words."""
+    match = re.search(r"not replayable: call \d+: (a value of type [\w.]+|.{0,60})", reason)
+    return match.group(1) if match else "the test failed on the replay"
+
+
+def replay_summary() -> None:
+    tasks = REPLAY["tasks"]
+    failed = {task: reason for task, (ok, reason) in tasks.items() if not ok}
+    causes = Counter(replay_cause(reason) for reason in failed.values())
+    print(
+        f"evalpack pass_at_1_replayed: {len(tasks) - len(failed)}/{len(tasks)} of the programs "
+        f"that passed, replayed in {REPLAY['seconds']:.1f} s; not replayed by cause: "
+        f"{dict(causes.most_common())}"
+    )
+    for task, reason in sorted(failed.items(), key=lambda item: int(item[0].split("/")[1])):
+        print(f"  {task}: {reason[:200]}")
 
 
 def baseline_reason(report: dict, doc: dict) -> tuple[bool, str]:
@@ -230,6 +260,7 @@ def main() -> None:
     passed = sum(p for _, (p, _) in ours)
     print(f"evalpack pass_at_1_real_values: {passed - len(MADE)}/{len(ours)}; on values the "
           f"program made: {MADE or 'none'}")  # fmt: skip
+    replay_summary()
     for (doc, (p, r)), (_, (bp, br)) in zip(ours, base):
         if not (p and bp):
             print(

@@ -184,9 +184,7 @@ def records(pairs):
     docs = [{"test": t, "timeout": 10.0, "code_prompt": "def task_func(x):\n"} for t, _ in pairs]
     verdicts = execution.run_jobs([bigcodebench.job(d, p) for d, (_, p) in zip(docs, pairs)])
     replayed = bigcodebench.replay_verdicts(verdicts, docs, "")
-    return [
-        bigcodebench.verdict_record(v, p, r) for v, (_, p), r in zip(verdicts, pairs, replayed)
-    ]
+    return [bigcodebench.verdict_record(v, p, r) for v, (_, p), r in zip(verdicts, pairs, replayed)]
 
 
 @needs_root

@@ -4,11 +4,10 @@ candidate code, on the record of what the program did (tasks/bigcodebench/README
 - the value codec carries what BigCodeBench's programs return (builtins, numpy, pandas,
   matplotlib figures), run with BigCodeBench's libraries, and decodes nothing it does not list;
 - the replay keeps its files inside its scratch folder and rebuilds exceptions from classes
-  already loaded only;
-- real Hard reference solutions (files, mocks, exceptions, stdout, plots) pass it, and one
-  returning a scikit-learn model fails it, named.
+  already loaded only.
 
-The forged passes it stops are in test_bigcodebench_redteam_values.py."""
+Real Hard reference solutions through it: test_bigcodebench.py (`HARD_SUBSET`); the forged
+passes it stops: test_bigcodebench_redteam_values.py."""
 
 import json
 import os
@@ -17,9 +16,8 @@ import sys
 
 import pytest
 
-from evalpack.tasks import bigcodebench, bigcodebench_libs, bigcodebench_replay
+from evalpack.tasks import bigcodebench_libs, bigcodebench_replay
 from evalpack.tasks.bigcodebench_codec import decode, encode
-from tests.conftest import DATA_DIR, read_jsonl, requires_shared
 
 requires_libs = pytest.mark.skipif(
     not bigcodebench_libs.installed(),
@@ -175,31 +173,3 @@ def test_exceptions_are_rebuilt_from_loaded_classes_only():
     never = [["antigravity", "Fly"], ["os", "system"], ["builtins", "BaseException"]]
     assert type(bigcodebench_replay._exception(never, args)) is BaseException
     assert "antigravity" not in sys.modules
-
-
-# Hard references whose tests use what the replay carries: files and mocked calls (13), a
-# DataFrame and a seaborn plot (92), a test's capture of stdout and its temporary folder (346),
-# mocks and a plot (579), an exception through a mock (1020), pyplot's current figure (89); 37
-# returns a scikit-learn model, which no encoding here carries.
-REPLAYED = ["13", "89", "92", "346", "579", "1020"]
-UNREPLAYABLE = {"37": "sklearn.ensemble._forest.RandomForestClassifier"}
-
-
-@requires_shared
-@requires_libs
-def test_hard_reference_solutions_pass_the_replayed_verdict():
-    wanted = {f"BigCodeBench/{n}" for n in [*REPLAYED, *UNREPLAYABLE]}
-    rows = read_jsonl(DATA_DIR / "bigcode__bigcodebench-hard/default/v0.1.2.jsonl")
-    docs = [{**r, "timeout": bigcodebench.DEFAULT_TIMEOUT} for r in rows if r["task_id"] in wanted]
-    resps = [["```python\n" + d["code_prompt"] + d["canonical_solution"] + "\n```\n"] for d in docs]
-    records = {
-        d["task_id"].split("/")[1]: r[0]
-        for d, r in zip(docs, bigcodebench.execute_samples(resps, docs))
-    }
-    assert len(records) == len(wanted)
-    assert all(r["passed"] for r in records.values()), {k: r["reason"] for k, r in records.items()}
-    failing = {n: records[n]["replay_reason"] for n in REPLAYED if not records[n]["passed_replayed"]}
-    assert failing == {}
-    for number, value in UNREPLAYABLE.items():
-        assert not records[number]["passed_replayed"]
-        assert f"not replayable: call 1: a value of type {value}" in records[number]["replay_reason"]

@@ -21,18 +21,19 @@ values encoded by `bigcodebench_codec`. A value it cannot carry makes the record
 (`unreplayable`, the first reason), which fails `pass_at_1_replayed` and nothing else.
 """
 
+import _thread
 import functools
 import io
 import os
 import random
 import sys
 import tempfile
-import threading
 import warnings
 
 from .bigcodebench_codec import Unreplayable, encode
 
 MAX_FILES = 2000  # files and folders in the scratch folder, per entry
+MAX_CALLS = 1000  # calls recorded (each costs about a millisecond of the job's time)
 
 
 def scratch_names(seed=0):
@@ -47,6 +48,7 @@ def scratch_names(seed=0):
 # test runs: a test's patches (`@patch("os.makedirs")`, of `builtins.open`, `os.path.join`)
 # must neither see these calls nor answer them. Paths are joined with "/" for that reason.
 scandir, open_file, mkdir, remove, rmdir = os.scandir, io.open, os.mkdir, os.remove, os.rmdir
+get_ident = _thread.get_ident
 
 
 def walk(root):
@@ -90,7 +92,7 @@ class Recording:
         show = warnings._showwarnmsg  # what the warnings machinery calls for each one shown
 
         def showing(message):
-            if self.depth.get(threading.get_ident()):
+            if self.depth.get(get_ident()):
                 self.shown.append(message)
             return show(message)
 
@@ -98,9 +100,10 @@ class Recording:
 
     def wrap(self, task_func):
         def call(*args, **kwargs):
-            thread = threading.get_ident()
+            thread = get_ident()
             self.depth[thread] = self.depth.get(thread, 0) + 1
-            entry = self._before(args, kwargs) if self.depth[thread] == 1 else None
+            outermost = self.depth[thread] == 1 and self._room()
+            entry = self._before(args, kwargs) if outermost else None
             try:
                 result = task_func(*args, **kwargs)
             except BaseException as exc:
@@ -117,6 +120,16 @@ class Recording:
             return functools.update_wrapper(call, task_func)
         except Exception:  # noqa: BLE001 (an object that does not have them)
             return call
+
+    def _room(self):
+        """Whether another call is recorded: past MAX_CALLS the record stops (and says so),
+        so that a test calling `task_func` in a loop does not pay for it in its time limit."""
+        if len(self.state["calls"]) < MAX_CALLS:
+            return True
+        self.state["unreplayable"] = self.state["unreplayable"] or (
+            f"the test called task_func more than {MAX_CALLS} times"
+        )
+        return False
 
     def _maybe(self, value):
         """`value` encoded (the test's mocks by reference), or None where it cannot be
