@@ -116,14 +116,7 @@ def _array(args, item):
 def _decode_any_index(data, item):
     if type(data) is not list or not data:
         raise ValueError("malformed pandas index")
-    decoder = {
-        "RangeIndex": _decode_range,
-        "MultiIndex": _decode_multi,
-        "DatetimeIndex": _decode_datetimes,
-        "CategoricalIndex": _decode_categories,
-        "Index": _decode_index,
-        "NamedIndex": _decode_named_index,
-    }.get(data[0])
+    decoder = INDEX_DECODERS.get(data[0])
     if decoder is None:
         raise ValueError(f"unknown pandas index {data[0]!r}")
     return decoder(data[1:], item)
@@ -212,18 +205,27 @@ def _decode_missing(name):
     return decode
 
 
-DECODERS = {
-    "DataFrame": _decode_frame,
-    "Series": _decode_series,
+def _decode_period(args, item):
+    import pandas as pd
+
+    return pd.Period(str(args[0]), freq=str(args[1]))
+
+
+INDEX_DECODERS = {
     "RangeIndex": _decode_range,
     "MultiIndex": _decode_multi,
     "DatetimeIndex": _decode_datetimes,
     "CategoricalIndex": _decode_categories,
     "Index": _decode_index,
     "NamedIndex": _decode_named_index,
+}
+DECODERS = {
+    "DataFrame": _decode_frame,
+    "Series": _decode_series,
+    **INDEX_DECODERS,
     "Timestamp": _decode_timestamp,
     "Timedelta": _decode_timedelta,
-    "Period": lambda args, item: __import__("pandas").Period(str(args[0]), freq=str(args[1])),
+    "Period": _decode_period,
     "NaT": _decode_missing("NaT"),
     "NA": _decode_missing("NA"),
 }

@@ -31,8 +31,7 @@ import warnings
 from . import bigcodebench_record as record
 from . import bigcodebench_worker as worker
 from .bigcodebench_codec import Unreplayable, decode, encode
-from .bigcodebench_record import scratch_names
-from .bigcodebench_runner import _prepare_environment
+from .bigcodebench_runner import prepare_environment
 
 
 def run_replay(record_text, code_prompt, test_code, libs="", imports=(), private_tmp=False):
@@ -40,18 +39,18 @@ def run_replay(record_text, code_prompt, test_code, libs="", imports=(), private
     {name: status}, "failures": [[name, traceback end], ...], "error": the module's load
     error or why the record cannot be replayed, or "", "notes": what differed from the
     recorded run}. The files: `/tmp`'s where `private_tmp`, else the scratch folder's."""
-    record = ast.literal_eval(record_text)  # (a literal: nothing in it runs)
+    recorded = ast.literal_eval(record_text)  # (a literal: nothing in it runs)
     report = {"tests": {}, "failures": [], "error": "", "notes": []}
-    if record["unreplayable"]:
-        report["error"] = f"not replayable: {record['unreplayable']}"
+    if recorded["unreplayable"]:
+        report["error"] = f"not replayable: {recorded['unreplayable']}"
         return report
-    names = scratch_names()
-    root = _prepare_environment(libs, imports)
+    names = record.scratch_names()
+    root = prepare_environment(libs, imports)
     stub = code_prompt + "    pass\n"
     # every line here is trusted: the mocks and patches of the test and of the stub are the test's
     _, mocks = worker.test_patches(sys.modules["unittest.mock"], 1, sys._getframe)
     scratch = "/tmp" if private_tmp else root
-    replayer = Replayer(record["calls"], scratch, mocks, names, report["notes"])
+    replayer = Replayer(recorded["calls"], scratch, mocks, names, report["notes"])
     module = types.ModuleType("__test__")
     module.__dict__.update({"__builtins__": builtins, "__file__": "__test__.py"})
     statuses, traces = {}, []
@@ -138,8 +137,8 @@ def _child(mock, name, roots):
     target = mock
     for part in name.replace("()", ".()").split("."):
         if part:
-            target = target.return_value if part == "()" else getattr(target, part)
-            if id(target) in roots:
+            target = target.return_value if part == "()" else getattr(target, part, None)
+            if target is None or id(target) in roots:
                 return None
     return target
 

@@ -83,7 +83,7 @@ def seal(report, nonce):
     return _hmac(nonce.encode(), text.encode("utf-8", "surrogatepass"), "sha256").hex()
 
 
-def _prepare_environment(libs, imports):
+def prepare_environment(libs, imports):
     """BigCodeBench's environment for the test (shared with the replay, `bigcodebench_replay`);
     the scratch folder back."""
     if libs:  # BigCodeBench's pinned libraries come before the environment's own
@@ -290,7 +290,7 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=(), priva
     from evalpack.tasks import bigcodebench_record  # (installed by the program: sources)
 
     names = bigcodebench_record.scratch_names()  # the replay makes the same folders
-    root = _prepare_environment(libs, imports)
+    root = prepare_environment(libs, imports)
     guard = _namespace(GUARD_SOURCE, "bigcodebench_guard")  # noqa: F821 (appended)
     worker = _namespace(WORKER_SOURCE, "bigcodebench_worker")  # noqa: F821 (appended)
     values = _namespace(VALUES_SOURCE, "bigcodebench_values")  # noqa: F821 (appended)
