@@ -53,6 +53,29 @@ def decode(data, refs=()):
         raise ValueError(f"malformed encoded value ({type(exc).__name__}: {exc})") from None
 
 
+def is_mock(value):
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and isinstance(value, mock.NonCallableMock)
+
+
+def descend(mock, path, stop=()):
+    """The mock `path` leads to from `mock` (`_Encoder.reference`), or None where a step is
+    missing or reaches one of `stop` (ids)."""
+    for part in path.replace("()", ".()").split("."):
+        if part:
+            mock = mock.return_value if part == "()" else getattr(mock, part, None)
+            if mock is None or id(mock) in stop:
+                return None
+    return mock
+
+
+def _reference(args, item):
+    found = descend(item.refs[int(args[0])], str(args[1]) if len(args) > 1 else "")
+    if found is None:
+        raise ValueError(f"a reference to a mock the test does not have: {args!r}")
+    return found
+
+
 def _name(value):
     cls = type(value)
     return f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', '?')}"
@@ -76,11 +99,26 @@ class _Encoder:
             return value if math.isfinite(value) else ["float", repr(value), _which_nan(value)]
         encoder = _BUILTIN.get(cls) or _library_encoder(value)
         if encoder is None:
-            place = next((i for i, ref in enumerate(self.refs) if ref is value), None)
-            if place is None:
+            reference = self.reference(value)
+            if reference is None:
                 raise Unreplayable(f"a value of type {_name(value)}")
-            return ["ref", place]
+            return reference
         return encoder(self, value, depth + 1)
+
+    def reference(self, value):
+        """["ref", place, path]: `value` is `refs[place]`, or the mock `path` leads to from it
+        ("().json": its return value's `json`, as `mock_calls` names them); else None."""
+        path, node = [], value
+        for _ in range(MAX_DEPTH):
+            place = next((i for i, ref in enumerate(self.refs) if ref is node), None)
+            if place is not None:
+                return ["ref", place, ".".join(reversed(path))]
+            name = getattr(node, "_mock_new_name", None) if is_mock(node) else None
+            if type(name) is not str:
+                return None
+            path.append(name)
+            node = node._mock_new_parent
+        return None
 
     def items(self, values, depth):
         return [self.encode(item, depth) for item in values]
@@ -287,7 +325,7 @@ def _mapping(args, item):
 
 _DECODERS = {
     "int": lambda a, item: int(a[0], 16),
-    "ref": lambda a, item: item.refs[int(a[0])],
+    "ref": _reference,
     "float": _float,
     "list": _items,
     "tuple": lambda a, item: tuple(_items(a, item)),

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import warnings
 
-from .bigcodebench_codec import Unreplayable, encode
+from .bigcodebench_codec import Unreplayable, encode, is_mock
 
 MAX_FILES = 2000  # files and folders in the scratch folder, per entry
 MAX_CALLS = 1000  # calls recorded (each costs about a millisecond of the job's time)
@@ -232,10 +232,5 @@ def _new_text(before, stream):
 
 
 def _mock_calls(mock):
-    calls = getattr(mock, "mock_calls", None) if _is_mock(mock) else None
+    calls = getattr(mock, "mock_calls", None) if is_mock(mock) else None
     return calls if type(calls).__name__ == "_CallList" else []
-
-
-def _is_mock(value):
-    mock = sys.modules.get("unittest.mock")
-    return mock is not None and isinstance(value, mock.NonCallableMock)

@@ -30,7 +30,7 @@ import warnings
 
 from . import bigcodebench_record as record
 from . import bigcodebench_worker as worker
-from .bigcodebench_codec import Unreplayable, decode, encode
+from .bigcodebench_codec import Unreplayable, decode, descend, encode
 from .bigcodebench_runner import prepare_environment
 
 
@@ -123,24 +123,13 @@ class Replayer:
         roots = {id(m) for m in mocks}
         for mock, rows in zip(mocks, per_mock):
             for name, args, kwargs in (decode(row, mocks) for row in rows):
-                target = _child(mock, name, roots)
+                # (None where the way passes through another of the test's mocks, one the test
+                # attached to this one as a return value: its calls are in both records)
+                target = descend(mock, name, roots)
                 if target is None:
-                    continue  # a call on another of the test's mocks, made again as its own
+                    continue
                 with contextlib.suppress(Exception):  # what the mock raised, the program saw
                     target(*args, **kwargs)
-
-
-def _child(mock, name, roots):
-    """The mock a recorded call's name leads to from `mock` ("().json" is its return value's
-    `json`), or None where the way passes through another of the test's own mocks (one the
-    test attached to this one, as a return value: its calls are in both records)."""
-    target = mock
-    for part in name.replace("()", ".()").split("."):
-        if part:
-            target = target.return_value if part == "()" else getattr(target, part, None)
-            if target is None or id(target) in roots:
-                return None
-    return target
 
 
 def _encoded(value, refs):
