@@ -94,10 +94,18 @@ def _well_formed(report, *keys):
             for f in report["failures"]), "the runner's report is malformed"
 
 
-def _check(report, nonce, names, made_flag):
+def _check(report, nonce, names):
     _well_formed(report, "made", "mac")
     assert _sealed(report, nonce), "the runner's report is not sealed with the job's secret"
     _outcomes(report, names)
+
+
+def _kept(report):
+    # a passing job's record, for its replay (unsealed: the replay trusts nothing in it)
+    return report.get("record") if type(report.get("record")) is str else None
+
+
+def _made(report, made_flag):
     # a pass as BigCodeBench counts it, on a value of a class the program made: failed here
     # under the run's flag, which `verdict_record` turns back into a pass (pass_at_1) and a
     # failure (pass_at_1_real_values); the candidate never sees the flag
@@ -234,8 +242,8 @@ def job(doc: dict, program: str, libs: str = "") -> execution.Job:
         program=bigcodebench_sources.runner_source() + f"CANDIDATE_CODE = {program!r}\n",
         test=(
             f"_nonce = _secrets.token_hex(16)\n_report = {call}\n"
-            "KEPT = _report.get('record') if type(_report) is dict else None  # the replay's\n"
-            f"_check(_report, _nonce, {names!r}, {MADE_FLAG!r})\n"
+            f"_check(_report, _nonce, {names!r})\nKEPT = _kept(_report)\n"
+            f"_made(_report, {MADE_FLAG!r})\n"
         ),
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],

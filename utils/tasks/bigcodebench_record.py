@@ -8,7 +8,7 @@ values, raised this exception, written these files, called the test's mocks so, 
 left the random generators so). Each outermost call of `task_func` by the test adds an entry:
 
     {"args": [args, kwargs] | None, "after": the same after the call | None,
-     "value": [what it returned or None, pyplot's open figures or None], "pyplot": whether
+     "value": [what it returned or None, [pyplot's current figure] or None], "pyplot": whether
      those could be carried, "raised": [[module, qualname] of its classes, args] | absent,
      "files": [[path, data], ...], "dirs": [path, ...] (the scratch folder, relative),
      "random", "numpy", "names": the state random's, numpy's global and tempfile's names'
@@ -206,12 +206,15 @@ class Recording:
 
 
 def _pyplot_figures():
-    """pyplot's open figures, the current one last, or None if pyplot is not loaded."""
+    """pyplot's current figure (`plt.gcf()`, without making one) in a list, [] if none is
+    open, or None if pyplot is not loaded. Only the current one: tests read that one, and
+    figures a test leaves open would otherwise be carried again by every later call."""
     if "matplotlib.pyplot" not in sys.modules:
         return None
     from matplotlib._pylab_helpers import Gcf
 
-    return [manager.canvas.figure for manager in Gcf.get_all_fig_managers()]
+    manager = Gcf.get_active()
+    return [] if manager is None else [manager.canvas.figure]
 
 
 def _classes(cls):

@@ -64,6 +64,7 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 _BUILTIN_CODE = frozenset(k for k, v in vars(builtins).items() if isinstance(v, _CODE))
 _PLAIN = (dict, list, str, int, float, bool, type(None))
 MAX_RECORD_VALUES, RECORD_DEPTH = 4_000_000, 800  # of the record (`_record_text`)
+MAX_RECORD_CHARS = 16 * 1024 * 1024  # (a run's records are held until their replays start)
 
 
 def _namespace(source, name):
@@ -276,7 +277,12 @@ def _record_text(record):
             stack += [(v, depth + 1) for v in value.values()]
         elif kind is list:
             stack += [(v, depth + 1) for v in value]
-    return repr(record)
+    text = repr(record)
+    if len(text) > MAX_RECORD_CHARS:
+        return repr(
+            {"calls": [], "unreplayable": f"a record of over {MAX_RECORD_CHARS} characters"}
+        )
+    return text
 
 
 def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=(), private_tmp=False):
