@@ -4,18 +4,22 @@ The candidate's process encodes what `task_func` was given and returned
 (`bigcodebench_record`); a process that runs no candidate code decodes it and hands it to the
 task's test (`bigcodebench_replay`). Decoding must not let the encoded data run code or make
 objects of classes it chooses: it builds only the types listed here, each through its own
-trusted constructor (no pickle, no class looked up by a name the data gives). A value of any
-other type, or a subclass of one of these, cannot be encoded (`Unreplayable`, naming it).
+trusted constructor (no pickle; a class is looked up by a name the data gives only for
+exceptions, warnings and scikit-learn estimators, among modules already loaded). A value of
+any other type, or a subclass of one of these, cannot be encoded (`Unreplayable`, naming it).
 
 The encoding is JSON: `None`, booleans, ints (up to 4,000 digits) and strings stand for
 themselves, finite floats too; every other value is a list `[tag, ...]`, so a JSON list is
-always a tag. Encoded: the builtin containers and scalars, `datetime`'s types (time zones:
+always a tag. Encoded here: the builtin containers and scalars, `datetime`'s types (time zones:
 fixed offsets, `zoneinfo`, `pytz`), `Decimal`, `collections`' `Counter`, `OrderedDict`,
-`deque` and `defaultdict` (of a builtin factory), POSIX paths, numpy arrays (not of a structured dtype)
-and scalars, pandas `DataFrame`, `Series` and their indexes (numpy dtypes, categoricals,
-datetimes with a time zone). Identity is not kept (a list held twice decodes as two lists).
+`deque` and `defaultdict` (of a builtin factory), POSIX paths, `array.array`, numpy arrays
+(not of a structured dtype) and scalars, and the test's own mocks by reference (`refs`);
+pandas values in `bigcodebench_frames`, matplotlib figures in `bigcodebench_plots`, rsa keys
+and scikit-learn estimators in `bigcodebench_objects`. Identity is not kept (a list held
+twice decodes as two lists).
 """
 
+import array
 import base64
 import binascii
 import collections
@@ -25,7 +29,7 @@ import math
 import pathlib
 import sys
 
-from . import bigcodebench_frames, bigcodebench_plots
+from . import bigcodebench_frames, bigcodebench_objects, bigcodebench_plots
 
 MAX_NODES = 1_000_000  # values in one encoded value
 MAX_BYTES = 16 * 1024 * 1024  # of array and bytes payloads in one encoded value
@@ -195,6 +199,7 @@ _BUILTIN = {
     collections.OrderedDict: lambda e, v, d: ["OrderedDict", _pairs(e, v, d)],
     collections.deque: lambda e, v, d: ["deque", e.items(v, d), v.maxlen],
     pathlib.PosixPath: lambda e, v, d: ["PosixPath", str(v)],
+    array.array: lambda e, v, d: ["array", v.typecode, e.payload(v.tobytes())],
     pathlib.PurePosixPath: lambda e, v, d: ["PurePosixPath", str(v)],
     collections.defaultdict: lambda e, v, d: [
         "defaultdict",
@@ -223,7 +228,7 @@ def _library_encoder(value):
         return bigcodebench_frames.encoder(value, pd)
     if cls.__module__.startswith("matplotlib."):
         return bigcodebench_plots.encoder(value)
-    return None
+    return bigcodebench_objects.encoder(value)
 
 
 def _dtype(dtype):
@@ -258,6 +263,7 @@ class _Item:
             _DECODERS.get(tag)
             or bigcodebench_frames.DECODERS.get(tag)
             or bigcodebench_plots.DECODERS.get(tag)
+            or bigcodebench_objects.DECODERS.get(tag)
         )
         if decoder is None:
             raise ValueError(f"unknown encoded type {tag!r}")
@@ -348,6 +354,7 @@ _DECODERS = {
         _FACTORIES[a[0]] if a[0] is not None else None, _mapping(a, item)
     ),
     "PosixPath": lambda a, item: pathlib.PosixPath(str(a[0])),
+    "array": lambda a, item: array.array(str(a[0]), base64.b64decode(a[1])),
     "PurePosixPath": lambda a, item: pathlib.PurePosixPath(str(a[0])),
     "ndarray": _decode_ndarray,
     "npscalar": _decode_scalar,

@@ -26,8 +26,26 @@ def encoder(value):
         ("matplotlib.axes._axes", "Axes"),
         ("matplotlib.projections.polar", "PolarAxes"),
     ):
-        return lambda e, ax, d: ["Axes", _figure(e, ax.figure, d), ax.figure.axes.index(ax)]
+        return _axes_value
+    if (module, name) == ("matplotlib.container", "BarContainer"):
+        return _bars_value
     return None
+
+
+def _axes_value(e, ax, d):
+    return ["Axes", _figure(e, ax.figure, d), ax.figure.axes.index(ax)]
+
+
+def _bars_value(e, container, d):
+    """A bar container (what `ax.bar` returns): its axes, and its place among their bars."""
+    ax = container.patches[0].axes if len(container.patches) else None
+    if ax is None or ax.figure is None:
+        e.fail("a bar container outside any axes")
+    bars = [c for c in ax.containers if type(c).__name__ == "BarContainer"]
+    place = next((i for i, c in enumerate(bars) if c is container), None)
+    if place is None:
+        e.fail("a bar container its axes do not hold")
+    return ["BarContainer", _axes_value(e, ax, d), place]
 
 
 def _figure(e, fig, d):
@@ -53,6 +71,11 @@ def _axes(e, ax):
         "labels": [ax.get_xlabel(), ax.get_ylabel()],
         "limits": [list(ax.get_xlim()), list(ax.get_ylim())],
         "scales": [ax.get_xscale(), ax.get_yscale()],
+        "aspect": ax.get_aspect(),
+        "grid": [any(line.get_visible() for line in axis.get_gridlines())
+                 for axis in (ax.xaxis, ax.yaxis)],
+        "polar": [ax.get_rlabel_position(), ax.get_theta_offset(), ax.get_theta_direction()]
+        if ax.name == "polar" else None,
         "ticks": [_ticks(ax.xaxis), _ticks(ax.yaxis)],
         "lines": [_line(line) for line in ax.lines],
         "patches": [_patch(e, patch) for patch in ax.patches],
@@ -148,8 +171,8 @@ def _collection(e, c):
     shape = {
         "PathCollection": lambda: [_plain(c.get_offsets()), _plain(c.get_sizes())],
         "QuadMesh": lambda: [_plain(c.get_coordinates())],
-        "PolyCollection": lambda: [[_plain(p.vertices) for p in c.get_paths()]],
-        "LineCollection": lambda: [[_plain(s) for s in c.get_segments()]],
+        "PolyCollection": lambda: [[_plain(p.vertices).reshape(-1, 2) for p in c.get_paths()]],
+        "LineCollection": lambda: [[_plain(s).reshape(-1, 2) for s in c.get_segments()]],
     }[kind]()
     array = c.get_array()
     colors = [_plain(c.get_facecolors()), _plain(c.get_edgecolors())]
@@ -157,6 +180,7 @@ def _collection(e, c):
         "kind": kind,
         "shape": shape,
         "array": None if array is None else _masked(array),
+        "limits": None if array is None else list(c.get_clim()),
         "colors": colors,
         "cmap": c.get_cmap().name if array is not None else None,
         **_style(c),
@@ -180,7 +204,8 @@ def _image(e, image):
     if type(image).__name__ != "AxesImage":
         e.fail(f"a matplotlib image of type {type(image).__name__}")
     return {"array": _masked(image.get_array()), "extent": list(image.get_extent()),
-            "cmap": image.get_cmap().name, **_style(image)}  # fmt: skip
+            "cmap": image.get_cmap().name, "limits": list(image.get_clim()),
+            **_style(image)}  # fmt: skip
 
 
 def decode_axes(args, item):
@@ -234,9 +259,10 @@ def _build_axes(fig, d):
     for text in d["texts"]:
         _add_text(ax, text)
     for image in d["images"]:
-        ax.imshow(
+        shown = ax.imshow(
             _unmasked(image["array"]), extent=image["extent"], cmap=image["cmap"], **_common(image)
         )
+        shown.set_clim(*image["limits"])
     if d["legend"] is not None:
         from matplotlib.lines import Line2D
 
@@ -244,6 +270,14 @@ def _build_axes(fig, d):
         ax.legend([Line2D([], []) for _ in texts], texts, title=title or None)
     ax.set_xscale(d["scales"][0])
     ax.set_yscale(d["scales"][1])
+    ax.set_aspect(d["aspect"])
+    for which, visible in zip("xy", d["grid"]):
+        if visible:
+            ax.grid(True, axis=which)
+    if d["polar"] is not None:
+        ax.set_rlabel_position(d["polar"][0])
+        ax.set_theta_offset(d["polar"][1])
+        ax.set_theta_direction(d["polar"][2])
     for axis, (locs, labels) in zip((ax.xaxis, ax.yaxis), d["ticks"]):
         # (an axis with units, e.g. pandas' periods, may refuse plain numbers: then left as
         # the plotted data made it)
@@ -315,6 +349,7 @@ def _add_collection(ax, d):
     if d["array"] is not None:
         c.set_array(_unmasked(d["array"]))
         c.set_cmap(d["cmap"])
+        c.set_clim(*d["limits"])
     c.set(**_common(d))
 
 
@@ -334,4 +369,17 @@ def _add_text(ax, d):
         ax.text(d["at"][0], d["at"][1], d["text"], **style)
 
 
-DECODERS = {"Figure": decode_figure, "FigureRef": decode_reference, "Axes": decode_axes}
+def decode_bars(args, item):
+    ax = item(args[0])
+    bars = [c for c in ax.containers if type(c).__name__ == "BarContainer"]
+    if not 0 <= int(args[1]) < len(bars):
+        raise ValueError("a bar container its axes do not hold")
+    return bars[int(args[1])]
+
+
+DECODERS = {
+    "Figure": decode_figure,
+    "FigureRef": decode_reference,
+    "Axes": decode_axes,
+    "BarContainer": decode_bars,
+}

@@ -101,12 +101,8 @@ def prepare_environment(libs, imports):
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     os.environ.setdefault("MPLBACKEND", "Agg")
-    root = tempfile.mkdtemp(prefix="bigcodebench-")  # the scratch folder: the working
-    work, tempfile.tempdir = os.path.join(root, "work"), os.path.join(root, "tmp")  # directory
-    os.mkdir(work)  # and the test's temporary files, which the replayed verdict records
-    os.mkdir(tempfile.tempdir)
-    os.environ["TMPDIR"] = tempfile.tempdir
-    os.chdir(work)
+    root = tempfile.mkdtemp(prefix="bigcodebench-")  # the scratch folder, the working directory
+    os.chdir(root)  # (the test's own temporary files go to /tmp, as in BigCodeBench's harness)
     builtins.exit = None
     builtins.quit = None
     for name in ("unittest.mock", *imports):  # what the test imports, before the candidate

@@ -53,6 +53,7 @@ def modules_source(names: tuple[str, ...]) -> str:
 RECORD_MODULES = (
     "bigcodebench_frames",
     "bigcodebench_plots",
+    "bigcodebench_objects",
     "bigcodebench_codec",
     "bigcodebench_record",
 )
