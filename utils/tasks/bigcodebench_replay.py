@@ -92,6 +92,7 @@ class Replayer:
             self.notes.append(f"call {self.made}: arguments differ from the recorded run's")
         _sync_tree(self.root, decode(entry["files"]), entry["dirs"])
         self._mock_calls(entry["mocks"])
+        mocks = list(self.mocks)  # with those the test's side effects made, as in the record
         for stream, text in zip((sys.stdout, sys.stderr), entry["printed"]):
             if text:
                 stream.write(text)
@@ -112,7 +113,7 @@ class Replayer:
             category = _loaded_class(classes, Warning) or UserWarning
             warnings.warn_explicit(message, category, filename, lineno)
         if "raised" in entry:
-            raise _exception(*entry["raised"])
+            raise _exception(*entry["raised"], mocks)
         return result
 
     def _mock_calls(self, per_mock):
@@ -196,9 +197,10 @@ def _loaded_class(classes, base):
     return None
 
 
-def _exception(classes, args):
-    """The recorded exception as the first class of its MRO that exists here."""
-    cls, values = _loaded_class(classes, BaseException) or Exception, decode(args)
+def _exception(classes, args, refs=()):
+    """The recorded exception as the first class of its MRO that exists here (its arguments
+    may refer to the test's mocks, `refs`)."""
+    cls, values = _loaded_class(classes, BaseException) or Exception, decode(args, refs)
     try:
         return cls(*values)
     except Exception:  # noqa: BLE001 (a constructor wanting other arguments)
