@@ -101,12 +101,12 @@ class _Encoder:
             return value if abs(value) < _BIG_INT else ["int", format(value, "x")]
         if cls is float:
             return value if math.isfinite(value) else ["float", repr(value), _which_nan(value)]
+        reference = self.reference(value) if self.refs else None
+        if reference is not None:  # one of the test's own objects (identity kept)
+            return reference
         encoder = _BUILTIN.get(cls) or _library_encoder(value)
         if encoder is None:
-            reference = self.reference(value)
-            if reference is None:
-                raise Unreplayable(f"a value of type {_name(value)}")
-            return reference
+            raise Unreplayable(f"a value of type {_name(value)}")
         return encoder(self, value, depth + 1)
 
     def reference(self, value):

@@ -179,7 +179,8 @@ class Recording:
 
     def _fill(self, entry, args, kwargs, result, raised):
         after = self._maybe([list(args), kwargs]) if entry["args"] is not None else None
-        entry["after"], refs = after, list(self.mocks)
+        # what it returned may be an argument it changed in place: carried as that argument
+        entry["after"], refs = after, [*self.mocks, *updatable([*args, *kwargs.values()])]
         value = result if raised is None else None
         try:  # with pyplot's open figures (`plt.gcf()`), which may hold the axes it returned
             entry["value"], entry["pyplot"] = encode([value, _pyplot_figures()], refs), True
@@ -203,6 +204,25 @@ class Recording:
             self._calls_since(m, counts[i] if i < len(counts) else 0)
             for i, m in enumerate(list(self.mocks))
         ]
+
+
+# arguments whose changes the replay makes on the test's own objects (`bigcodebench_replay`)
+UPDATABLE = {
+    ("builtins", "list"),
+    ("builtins", "dict"),
+    ("builtins", "set"),
+    ("builtins", "bytearray"),
+    ("numpy", "ndarray"),
+    ("pandas.core.frame", "DataFrame"),
+    ("pandas.core.series", "Series"),
+    ("pandas", "DataFrame"),  # (pandas 3 names its classes' module so)
+    ("pandas", "Series"),
+}
+
+
+def updatable(values):
+    """Those of `values` whose changes in place the replay makes again (UPDATABLE)."""
+    return [v for v in values if (type(v).__module__, type(v).__name__) in UPDATABLE]
 
 
 def _pyplot_figures():

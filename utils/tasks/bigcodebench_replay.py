@@ -108,7 +108,7 @@ class Replayer:
             self.names._rng.setstate(decode(entry["names"]))
         if entry["pyplot"] and "matplotlib.pyplot" in sys.modules:
             sys.modules["matplotlib.pyplot"].close("all")  # then only the program's are open
-        result, _ = decode(entry["value"], mocks)
+        result, _ = decode(entry["value"], [*mocks, *record.updatable([*args, *kwargs.values()])])
         for classes, message, filename, lineno in entry["warnings"]:
             category = _loaded_class(classes, Warning) or UserWarning
             warnings.warn_explicit(message, category, filename, lineno)
@@ -154,8 +154,13 @@ def _update_in_place(mine, theirs):
     elif kind is dict or kind is set:
         mine.clear()
         mine.update(theirs)
-    elif type(mine).__name__ == "ndarray" and mine.shape == theirs.shape and mine.flags.writeable:
+    elif kind.__name__ == "ndarray" and mine.shape == theirs.shape and mine.flags.writeable:
         mine[...] = theirs
+    elif kind.__name__ in ("DataFrame", "Series"):  # pandas' own state, taken over
+        mine._mgr = theirs._mgr
+        mine._clear_item_cache()
+        if kind.__name__ == "Series":
+            mine.name = theirs.name
 
 
 def _relative(path):
