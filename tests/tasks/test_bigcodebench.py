@@ -306,9 +306,7 @@ def test_runner_scratch_network_limits_and_exits():
 # current figure (89), a DataFrame and a seaborn plot (92), a capture of stdout and the test's
 # temporary folder (346), mocks and a plot (579), an exception through a mock (1020).
 HARD_SUBSET = [f"BigCodeBench/{n}" for n in (13, 37, 89, 92, 100, 139, 177, 346, 579, 655, 1020)]
-NOT_REPLAYABLE = {
-    "BigCodeBench/37": "a value of type sklearn.ensemble._forest.RandomForestClassifier"
-}
+NOT_REPLAYABLE = {"BigCodeBench/37": "a value of type sklearn.tree._tree.Tree"}  # its trees
 
 
 # Full-set references the guard once refused: pandas' own `gc.get_referents` (234, 238, 986),
@@ -319,24 +317,35 @@ GUARD_SUBSET = [f"BigCodeBench/{n}" for n in (234, 238, 986, 563, 564, 565)]
 IMAGE_SUBSET = ["BigCodeBench/1101", "BigCodeBench/1038"]
 
 
-def reference_records(dataset: str, task_ids: list[str]) -> dict[str, dict]:
-    """The sample records (`verdict_record`) of `task_ids`' reference solutions, scored as a
-    run scores them (`execute_samples`: run, then replayed)."""
+def reference_docs(dataset: str, task_ids: list[str]) -> list[dict]:
     docs = [
         {**r, "timeout": bigcodebench.DEFAULT_TIMEOUT}
         for r in rows(dataset)
         if r["task_id"] in task_ids
     ]
     assert len(docs) == len(task_ids)
+    return docs
+
+
+def reference_records(dataset: str, task_ids: list[str]) -> dict[str, dict]:
+    """The sample records (`verdict_record`) of `task_ids`' reference solutions, scored as a
+    run scores them (`execute_samples`: run, then replayed)."""
+    docs = reference_docs(dataset, task_ids)
     resps = [["```python\n" + d["code_prompt"] + d["canonical_solution"] + "\n```\n"] for d in docs]
     records = bigcodebench.execute_samples(resps, docs)
     return {d["task_id"]: r[0] for d, r in zip(docs, records)}
 
 
 def failing_references(dataset: str, task_ids: list[str]) -> dict[str, str]:
-    """The reasons of those of `task_ids`' reference solutions that fail in the sandbox."""
-    records = reference_records(dataset, task_ids)
-    return {task: r["reason"] for task, r in records.items() if not r["passed"]}
+    """The reasons of those of `task_ids`' reference solutions that fail in the sandbox (the
+    first run only: no replay)."""
+    docs, libs = reference_docs(dataset, task_ids), str(bigcodebench_libs.folder())
+    programs = [
+        bigcodebench.calibrated_program(d, d["code_prompt"] + d["canonical_solution"]) for d in docs
+    ]
+    verdicts = execution.run_jobs([bigcodebench.job(d, p, libs) for d, p in zip(docs, programs)])
+    records = [bigcodebench.verdict_record(v, p) for v, p in zip(verdicts, programs)]
+    return {d["task_id"]: r["reason"] for d, r in zip(docs, records) if not r["passed"]}
 
 
 @requires_shared

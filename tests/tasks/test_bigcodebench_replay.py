@@ -2,7 +2,8 @@
 candidate code, on the record of what the program did (tasks/bigcodebench/README.md).
 
 - the value codec carries what BigCodeBench's programs return (builtins, numpy, pandas,
-  matplotlib figures), run with BigCodeBench's libraries, and decodes nothing it does not list;
+  matplotlib figures, estimators, keys), run with BigCodeBench's libraries, and decodes nothing
+  it does not list;
 - the replay keeps its files inside its scratch folder and rebuilds exceptions from classes
   already loaded only.
 
@@ -28,11 +29,12 @@ requires_libs = pytest.mark.skipif(
 # encoded, sent through JSON, decoded, and compared with what the tests of the benchmark use;
 # prints the names of those that differ, then the count checked.
 ROUND_TRIP = r"""
-import collections, datetime, decimal, json, sys, zoneinfo
+import array, collections, datetime, decimal, json, sys, zoneinfo
 sys.path.insert(0, sys.argv[1])
 import matplotlib
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt, numpy as np, pandas as pd, pytz, seaborn as sns
+import matplotlib.pyplot as plt, numpy as np, pandas as pd, pytz, rsa, seaborn as sns
+from sklearn.linear_model import LinearRegression
 from evalpack.tasks.bigcodebench_codec import decode, encode
 
 def again(value):
@@ -76,6 +78,7 @@ VALUES = {
     "empty frame": pd.DataFrame(columns=["a", "b"]),
     "value counts": pd.Series(["a", "b", "a"]).value_counts(),
     "timestamp": pd.Timestamp("2020-01-01 05:00", tz="Asia/Tokyo"),
+    "array.array": array.array("d", [1.5, 2.5]),
 }
 def kept(value):
     try:
@@ -104,6 +107,14 @@ _, heat = plt.subplots()
 sns.heatmap(np.arange(6).reshape(2, 3), ax=heat, annot=True)
 heat2 = again(heat)
 checks["heatmap"] = len(heat2.figure.axes) == 2 and len(heat2.texts) == 6
+bars = plt.subplots()[1].bar(["a", "b"], [3, 4])
+checks["bar container"] = [p.get_height() for p in again(bars)] == [3, 4]
+model = LinearRegression().fit(np.arange(6).reshape(3, 2), [1, 2, 3])
+model2 = again(model)
+checks["estimator"] = type(model2) is LinearRegression and np.allclose(
+    model2.predict([[1, 1]]), model.predict([[1, 1]]))
+public, _ = rsa.newkeys(128)
+checks["rsa key"] = again(public) == public
 bad += [name for name, ok in checks.items() if not ok]
 print(json.dumps([bad, len(VALUES) + len(checks)]))
 """
@@ -121,7 +132,7 @@ def test_codec_carries_what_bigcodebench_programs_return():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     bad, checked = json.loads(done.stdout.strip().splitlines()[-1])
-    assert bad == [] and checked == 28
+    assert bad == [] and checked == 32
 
 
 @pytest.mark.parametrize(
@@ -136,6 +147,8 @@ def test_codec_carries_what_bigcodebench_programs_return():
         ["ndarray", "<i8", [1], "not base64!"],
         ["FigureRef", 0],  # a figure referred to before it was described
         ["datetime", "2020-01-01", 0, ["importlib", "os"], None],  # time zones: three kinds
+        ["estimator", "subprocess", "Popen", ["dict", []]],  # scikit-learn's estimators only
+        ["ref", 0, ""],  # a reference to one of the test's objects where there is none
     ],
 )
 def test_decoding_builds_only_the_types_it_lists(data):
