@@ -13,7 +13,10 @@ Why the test shares the candidate's process (unlike HumanEval's jobs, which only
 data): BigCodeBench's tests patch the candidate's modules (`unittest.mock.patch`) and inspect
 what it returns (DataFrames, matplotlib Axes, files it wrote), which cannot cross a process
 boundary as plain data. The trusted side reads back only plain data (how many tests ran, which
-failed and why). See the task README for what this means for forged verdicts.
+failed and why). See the task README for what this means for forged verdicts, and for the
+replayed verdict (`pass_at_1_replayed`): a passing job's record of what the program did
+(`bigcodebench_record`) is played back to the same test in a second job with no candidate
+code (`replay_job`, `bigcodebench_replay`).
 """
 
 from __future__ import annotations
