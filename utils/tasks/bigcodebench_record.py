@@ -48,18 +48,22 @@ def scratch_names(seed=0):
 # test runs: a test's patches (`@patch("os.makedirs")`, of `builtins.open`, `os.path.join`)
 # must neither see these calls nor answer them. Paths are joined with "/" for that reason.
 scandir, open_file, mkdir, remove, rmdir = os.scandir, io.open, os.mkdir, os.remove, os.rmdir
+stat = os.stat
 get_ident = _thread.get_ident
 
 
 def walk(root):
-    """The files and folders under `root` as sorted paths relative to it (links left out:
-    a replay writes plain files only)."""
-    files, dirs, pending = [], [], [""]
+    """The files and folders under `root` as sorted paths relative to it: links left out (a
+    replay writes plain files only), and what another file system holds (a job's `/tmp` may
+    show, mounted read-only, an installation that lives under the host's `/tmp`)."""
+    files, dirs, pending, device = [], [], [""], stat(root).st_dev
     while pending:
         relative = pending.pop()
         with scandir(f"{root}/{relative}" if relative else root) as entries:
             for entry in list(entries):
                 path = f"{relative}/{entry.name}" if relative else entry.name
+                if entry.stat(follow_symlinks=False).st_dev != device:
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     dirs.append(path)
                     pending.append(path)
