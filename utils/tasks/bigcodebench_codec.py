@@ -48,6 +48,15 @@ def encode(value, refs=()):
     return _Encoder(refs).encode(value, 0)
 
 
+def encoded_or_none(value, refs=()):
+    """`encode(value, refs)`, or None where the value cannot be carried (arguments, which the
+    record and the replay only compare and update)."""
+    try:
+        return encode(value, refs)
+    except Unreplayable:
+        return None
+
+
 def decode(data, refs=()):
     """The value `encode` gave `data` for, a reference being that place in `refs` (which must
     then be the same objects, made again); `ValueError` on anything malformed."""

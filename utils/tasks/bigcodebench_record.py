@@ -30,7 +30,7 @@ import sys
 import tempfile
 import warnings
 
-from .bigcodebench_codec import Unreplayable, encode, is_mock
+from .bigcodebench_codec import Unreplayable, encode, encoded_or_none, is_mock
 
 MAX_FILES = 2000  # files and folders in the scratch folder, per entry
 MAX_CALLS = 1000  # calls recorded (each costs about a millisecond of the job's time)
@@ -136,12 +136,8 @@ class Recording:
         return False
 
     def _maybe(self, value):
-        """`value` encoded (the test's mocks by reference), or None where it cannot be
-        (arguments: only compared and updated)."""
-        try:
-            return encode(value, list(self.mocks))
-        except Unreplayable:
-            return None
+        """`value` encoded, the test's mocks by reference, or None (`encoded_or_none`)."""
+        return encoded_or_none(value, list(self.mocks))
 
     def _calls_since(self, mock, count):
         """The calls made on `mock` (and on what it returned) since it had `count`, as

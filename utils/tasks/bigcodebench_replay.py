@@ -30,7 +30,7 @@ import warnings
 
 from . import bigcodebench_record as record
 from . import bigcodebench_worker as worker
-from .bigcodebench_codec import Unreplayable, decode, descend, encode
+from .bigcodebench_codec import decode, descend, encoded_or_none
 from .bigcodebench_runner import prepare_environment
 
 
@@ -88,7 +88,7 @@ class Replayer:
             )
         entry, self.made = self.calls[self.made], self.made + 1
         mocks = list(self.mocks)
-        if entry["args"] is not None and _encoded([list(args), kwargs], mocks) != entry["args"]:
+        if entry["args"] is not None and encoded_or_none([list(args), kwargs], mocks) != entry["args"]:
             self.notes.append(f"call {self.made}: arguments differ from the recorded run's")
         _sync_tree(self.root, decode(entry["files"]), entry["dirs"])
         self._mock_calls(entry["mocks"])
@@ -131,13 +131,6 @@ class Replayer:
                     continue
                 with contextlib.suppress(Exception):  # what the mock raised, the program saw
                     target(*args, **kwargs)
-
-
-def _encoded(value, refs):
-    try:
-        return encode(value, refs)
-    except Unreplayable:
-        return None
 
 
 def _paired(kwargs, after):
