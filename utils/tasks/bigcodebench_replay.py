@@ -88,7 +88,10 @@ class Replayer:
             )
         entry, self.made = self.calls[self.made], self.made + 1
         mocks = list(self.mocks)
-        if entry["args"] is not None and encoded_or_none([list(args), kwargs], mocks) != entry["args"]:
+        if (
+            entry["args"] is not None
+            and encoded_or_none([list(args), kwargs], mocks) != entry["args"]
+        ):
             self.notes.append(f"call {self.made}: arguments differ from the recorded run's")
         _sync_tree(self.root, decode(entry["files"]), entry["dirs"])
         self._mock_calls(entry["mocks"])
