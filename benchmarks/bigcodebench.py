@@ -126,7 +126,7 @@ def run_evalpack(docs: list[dict], timeout: float) -> tuple[float, list[tuple[bo
     verdicts = execution.run_jobs(jobs)
     seconds = time.perf_counter() - start
     docs = [{**d, "timeout": timeout} for d in docs]
-    replayed = bigcodebench.replay_verdicts(verdicts, docs, libs)
+    replayed = bigcodebench.replay_verdicts(verdicts, docs, [program(d) for d in docs], libs)
     REPLAY["seconds"] += time.perf_counter() - start - seconds
     records = [bigcodebench.verdict_record(v, "", r) for v, r in zip(verdicts, replayed)]
     MADE.update({d["task_id"]: r["made_values"] for d, r in zip(docs, records) if r["made_values"]})
@@ -137,8 +137,8 @@ def run_evalpack(docs: list[dict], timeout: float) -> tuple[float, list[tuple[bo
 
 
 MADE: dict[str, str] = {}  # task: the first value of a class the program made (a pass)
-# the replayed verdict of the programs that passed: its batches' time, and per task (passed
-# again, why not)
+# the replayed verdict of the programs that passed: its two batches' time (the answerless
+# recording run, the replay), and per task (passed again, why not)
 REPLAY: dict = {"seconds": 0.0, "tasks": {}}
 
 
@@ -154,7 +154,7 @@ def replay_summary() -> None:
     causes = Counter(replay_cause(reason) for reason in failed.values())
     print(
         f"evalpack pass_at_1_replayed: {len(tasks) - len(failed)}/{len(tasks)} of the programs "
-        f"that passed, replayed in {REPLAY['seconds']:.1f} s; not replayed by cause: "
+        f"that passed, recorded (the answerless run) and replayed in {REPLAY['seconds']:.1f} s; not replayed by cause: "
         f"{dict(causes.most_common())}"
     )
     for task, reason in sorted(failed.items(), key=lambda item: int(item[0].split("/")[1])):

@@ -183,7 +183,7 @@ def records(pairs):
     (`verdict_record`)."""
     docs = [{"test": t, "timeout": 10.0, "code_prompt": "def task_func(x):\n"} for t, _ in pairs]
     verdicts = execution.run_jobs([bigcodebench.job(d, p) for d, (_, p) in zip(docs, pairs)])
-    replayed = bigcodebench.replay_verdicts(verdicts, docs, "")
+    replayed = bigcodebench.replay_verdicts(verdicts, docs, [p for _, p in pairs], "")
     return [bigcodebench.verdict_record(v, p, r) for v, (_, p), r in zip(verdicts, pairs, replayed)]
 
 
@@ -331,9 +331,9 @@ REMAINS = {
 
 
 # A wrong program that forges BigCodeBench's verdict (raw memory, above) and rewrites its own
-# record to claim the right answers (here computed; a cheat would take them from the test,
-# whose code and failure messages are in its process): the replay judges claims, so this
-# passes it too. What it cannot do is pass without producing values the genuine test accepts.
+# record to claim the right answers, which it computes: the replay judges claims, so this
+# passes it too. What it cannot do is pass without values the genuine test accepts, and the
+# run its record comes from holds the test without its answers (READS_ANSWERS, below).
 CLAIMS = REMAINS["raw memory through numpy"].replace(
     "    return 0\n",
     "    import traceback\n"
@@ -350,9 +350,29 @@ CLAIMS = REMAINS["raw memory through numpy"].replace(
 )
 
 
+# A program that computes nothing and reads its answers from the test, which shares its module
+# in BigCodeBench's run: the constants of the test method whose inputs it was given. It passes
+# there on real values; the replay's record comes from a run whose test holds no answers.
+READS_ANSWERS = (
+    "def task_func(x):\n"
+    "    for method in vars(TestCases).values():\n"
+    "        constants = getattr(getattr(method, '__code__', None), 'co_consts', ())\n"
+    "        if x in constants:\n"
+    "            return next((c for c in constants if type(c) is int and c != x), 0)\n"
+    "    return 0\n"
+)
+HONEST_DOUBLE = "def task_func(x):\n    return 2 * x\n"
+
+
 @needs_root
 def test_what_remains():
-    results = records([(DOUBLES, program) for program in [*REMAINS.values(), CLAIMS]])
+    programs = [*REMAINS.values(), CLAIMS, READS_ANSWERS, HONEST_DOUBLE]
+    results = records([(DOUBLES, program) for program in programs])
+    reader, honest = results[-2:]
+    assert reader["passed"] and reader["passed_real_values"], reader["reason"]
+    assert not reader["passed_replayed"], reader["replay_reason"]
+    assert "2 of 2 tests failed" in reader["replay_reason"], reader["replay_reason"]
+    assert honest["passed"] and honest["passed_real_values"] and honest["passed_replayed"]
     for name, record in zip(REMAINS, results):
         assert record["passed"], (
             f"{name} no longer forges a pass ({record['reason']}): update the README"
@@ -360,7 +380,7 @@ def test_what_remains():
         # replayed where the program cannot reach the test: its answers (0) fail
         assert not record["passed_replayed"], (name, record["replay_reason"])
         assert "2 of 2 tests failed" in record["replay_reason"], record["replay_reason"]
-    assert results[-1]["passed"] and results[-1]["passed_replayed"], (
-        f"rewriting the record no longer claims a pass ({results[-1]['replay_reason']}): "
+    assert results[2]["passed"] and results[2]["passed_replayed"], (
+        f"rewriting the record no longer claims a pass ({results[2]['replay_reason']}): "
         "update the README"
     )

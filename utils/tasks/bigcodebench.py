@@ -31,7 +31,7 @@ from ..core import data
 from ..core.text import cut_at_stops
 from ..scoring.code_sanitize import sanitize
 from ..scoring.sampling_metrics import pass_at_k
-from . import bigcodebench_libs, bigcodebench_sources
+from . import bigcodebench_answerless, bigcodebench_libs, bigcodebench_sources
 
 INSTRUCTION = (
     "Please provide a self-contained Python script that solves the following problem "
@@ -104,8 +104,8 @@ def _check(report, nonce, names):
 
 
 def _kept(report):
-    # a passing job's record, for its replay (unsealed: the replay trusts nothing in it)
-    return report.get("record") if type(report.get("record")) is str else None
+    # the recording run's record, for its replay (unsealed: the replay trusts nothing in it)
+    return report["record"] if type(report) is dict and type(report.get("record")) is str else None
 
 
 def _made(report, made_flag):
@@ -232,22 +232,26 @@ def calibrated_program(doc: dict, completion: str) -> str:
     return doc["code_prompt"] + "\n    pass\n" + sanitize(completion, doc["entry_point"])
 
 
-def job(doc: dict, program: str, libs: str = "") -> execution.Job:
+def job(doc: dict, program: str, libs: str = "", answerless: bool = False) -> execution.Job:
     """`program` run with the doc's unittest class by the runner, under the doc's limit, with
     the folder `libs` (BigCodeBench's libraries) first on its path: a full-runtime job (it
-    sees the whole installation, not the sandbox's in-memory view; docs/security.md)."""
+    sees the whole installation, not the sandbox's in-memory view; docs/security.md). With
+    `answerless`, the recording run of `pass_at_1_replayed`: the test without its answers
+    (`bigcodebench_answerless`), and what the program did comes back as `Verdict.kept`."""
     names, imports = test_plan(doc["test"])
+    test = bigcodebench_answerless.answerless(doc["test"]) if answerless else doc["test"]
     call = (
-        f"{ENTRY_POINT}({doc['test']!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r}, "
-        f"{private_tmp()!r})"
+        f"{ENTRY_POINT}({test!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r}, "
+        f"{private_tmp()!r}, {answerless!r})"
+    )
+    checks = (
+        "KEPT = _kept(_report)\n"  # (its tests check nothing: the replay judges the record)
+        if answerless
+        else f"_check(_report, _nonce, {names!r})\n_made(_report, {MADE_FLAG!r})\n"
     )
     return execution.Job(
         program=bigcodebench_sources.runner_source() + f"CANDIDATE_CODE = {program!r}\n",
-        test=(
-            f"_nonce = _secrets.token_hex(16)\n_report = {call}\n"
-            f"_check(_report, _nonce, {names!r})\nKEPT = _kept(_report)\n"
-            f"_made(_report, {MADE_FLAG!r})\n"
-        ),
+        test=f"_nonce = _secrets.token_hex(16)\n_report = {call}\n{checks}",
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=TRUSTED_CHECK,
@@ -333,7 +337,7 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
                 index[(i, program)] = len(jobs)
                 jobs.append(job(doc, program, libs))
     verdicts = execution.run_jobs(jobs)
-    replayed = replay_verdicts(verdicts, [docs[i] for i, _ in index], libs)
+    replayed = replay_verdicts(verdicts, [docs[i] for i, _ in index], [p for _, p in index], libs)
     return [
         [verdict_record(verdicts[index[(i, p)]], p, replayed[index[(i, p)]]) for p in doc_programs]
         for i, doc_programs in enumerate(programs)
@@ -341,22 +345,27 @@ def execute_samples(resps: list[list[str]], docs: list[dict]) -> list[list[dict]
 
 
 def replay_verdicts(
-    verdicts: list[execution.Verdict], docs: list[dict], libs: str
+    verdicts: list[execution.Verdict], docs: list[dict], programs: list[str], libs: str
 ) -> list[execution.Verdict | None]:
-    """For each job's verdict (of a program of `docs`, in order), the replayed verdict of the
-    jobs that passed as BigCodeBench counts (None for the others), run in one batch. A job
-    that passed but left no record (the runner's report was not read) fails its replay."""
+    """For each job's verdict (of `programs[i]` for `docs[i]`), the replayed verdict of the
+    jobs that passed as BigCodeBench counts (None for the others): each such program run again
+    on its test without the answers, recording what it did (`job(answerless=True)`), then its
+    test run on that record (`replay_job`); two batches. A run that left no record (the
+    runner's report was not read) fails its replay."""
     passed = [i for i, v in enumerate(verdicts) if v.passed or _made(v)]
-    jobs = [
-        replay_job(docs[i], verdicts[i].kept, libs) for i in passed if type(verdicts[i].kept) is str
-    ]
-    results = iter(execution.run_jobs(jobs))
+    recorded = execution.run_jobs(
+        [job(docs[i], programs[i], libs, answerless=True) for i in passed]
+    )
+    records = {i: run.kept for i, run in zip(passed, recorded) if type(run.kept) is str}
+    results = iter(execution.run_jobs([replay_job(docs[i], records[i], libs) for i in records]))
     out: list[execution.Verdict | None] = [None] * len(verdicts)
     for i in passed:
-        if type(verdicts[i].kept) is str:
+        if i in records:
             out[i] = next(results)
         else:
-            out[i] = execution.Verdict(False, "error", "replay: the job left no record", 0.0)
+            out[i] = execution.Verdict(
+                False, "error", "replay: the recording run left no record", 0.0
+            )
     return out
 
 

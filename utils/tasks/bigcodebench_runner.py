@@ -281,14 +281,16 @@ def _record_text(record):
     return text
 
 
-def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=(), private_tmp=False):
+def run_bigcodebench(
+    test_code, time_limit, libs="", nonce="", imports=(), private_tmp=False, recording=False
+):
     """Run `CANDIDATE_CODE` + the task's test as BigCodeBench does, with the folder `libs`
     first on the path and the modules `imports` (the test's) imported first; plain data back:
     {"tests": {name: status}, "failures": [[name, traceback end], ...], "error": load error,
     time limit or tampering, or "", "made": the first value of a class the program made that
     reached an assertion or came out of `task_func`, or "", "mac": `seal` under `nonce`,
-    "record": what the program did, for the replay (`bigcodebench_record`), its files those
-    of `/tmp` where `private_tmp` (the job's own), else of the scratch folder}."""
+    "record" where `recording`: what the program did, for the replay (`bigcodebench_record`),
+    its files those of `/tmp` where `private_tmp` (the job's own), else of the scratch folder}."""
     from evalpack.tasks import bigcodebench_record  # (installed by the program: sources)
 
     names = bigcodebench_record.scratch_names()  # the replay makes the same folders
@@ -314,7 +316,8 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=(), priva
     allowed, mocks = worker["test_patches"](mock, test_from, sys._getframe)
     record = {"calls": [], "unreplayable": ""}  # filled in the worker thread, read here
     scratch = "/tmp" if private_tmp else root
-    recording = bigcodebench_record.Recording(scratch, mocks, names, record)
+    if recording:
+        recording = bigcodebench_record.Recording(scratch, mocks, names, record)
     check_value = values["checker"](
         values["known_classes"](), test_from, _roots(libs), mock,
         values["numpy_pandas_walker"](), allowed,
@@ -364,5 +367,6 @@ def run_bigcodebench(test_code, time_limit, libs="", nonce="", imports=(), priva
         report["failures"] = [[name, trace] for name, trace in outcomes.kept.items()]
         report["made"] = outcomes.first.get("made", "")
     report["mac"] = seal(report, nonce)
-    report["record"] = _record_text(record)  # unsealed: the replay trusts nothing in it
+    if recording:
+        report["record"] = _record_text(record)  # unsealed: the replay trusts nothing in it
     return report
