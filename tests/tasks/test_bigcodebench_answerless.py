@@ -174,6 +174,8 @@ def test_tables_of_cases_lose_the_expected_column():
         "        for data, expected in self.pairs.items():\n"
         "            self.assertEqual(task_func(data), expected)\n"
         "        self.assertTrue(task_func(1).equals(self.expected_frame))\n"
+        "def make_frame():\n"
+        "    return pd.DataFrame({'column': [1]})\n"
     )
     assert "answer" not in test, test
     assert "CASES = [(1, None), (2, None)]" in test
@@ -196,7 +198,7 @@ def test_what_only_the_checks_read_goes_scope_by_scope():
         "        for word in ['a', 'b']:\n"
         "            expected[word] = 'built-answer'\n"
         "        expected.update(extra='updated-answer')\n"
-        "        frame = make_frame('frame-answer')\n"
+        "        frame = pd.DataFrame(['frame-answer'])\n"
         "        frame = frame.pivot('pivot-answer')\n"
         "        frame.sort_index(inplace=True)\n"
         "        print('printed-answer', expected)\n"
@@ -208,3 +210,30 @@ def test_what_only_the_checks_read_goes_scope_by_scope():
     assert "answer" not in test, test
     assert "columns = ['kept-column']" in test and "self.check([1], None, label=None)" in test
     assert "expected = [3]\n        task_func(expected)" in test
+
+
+def test_what_configures_the_programs_world_stays():
+    source = (
+        "import os, unittest\n"
+        "from unittest.mock import patch, MagicMock\n"
+        "class FakeResponse:\n"
+        "    def __init__(self):\n"
+        "        self.content = b'served'\n"
+        "    def raise_for_status(self):\n"
+        "        pass\n"
+        "class TestCases(unittest.TestCase):\n"
+        "    @patch('requests.get')\n"
+        "    def test_a(self, mock_get):\n"
+        "        mock_get.return_value.json.return_value = {'k': 1}\n"
+        "        mock_get.side_effect = [FakeResponse()]\n"
+        "        os.environ['TASK_MODE'] = 'on'\n"
+        "        table = {}\n"
+        "        table['input'] = 2\n"
+        "        unused = MagicMock()\n"
+        "        task_func(table)\n"
+    )
+    body = answerless(source).split("def test_a(self, mock_get):\n")[1]
+    assert [line.strip() for line in body.strip().splitlines()] == [
+        line.strip() for line in source.split("def test_a(self, mock_get):\n")[1].splitlines()
+    ]
+    assert "def raise_for_status(self):" in answerless(source)

@@ -339,7 +339,7 @@ CLAIMS = REMAINS["raw memory through numpy"].replace(
     "    import traceback\n"
     "    for frame, _ in traceback.walk_stack(None):\n"  # to the worker's, which has the box
     "        recording = (frame.f_locals.get('box') or {}).get('recording')\n"
-    "        if recording is not None and '_fill' not in vars(recording):\n"
+    "        if recording and '_fill' not in vars(recording):\n"
     "            fill = recording._fill\n"
     "            encode = sys.modules['evalpack.tasks.bigcodebench_codec'].encode\n"
     "            def claim(entry, args, kwargs, result, raised):\n"

@@ -22,7 +22,8 @@ Plain data in and out: the test's source, the answerless source (`ast.unparse`).
 
 import ast
 
-from .bigcodebench_prune import called, calls_entry, prune, split_pairs
+from .bigcodebench_blanks import called, calls_entry, split_pairs
+from .bigcodebench_prune import prune
 
 ENTRY = "task_func"
 RAISES = ("assertRaises", "assertRaisesRegex")  # (and pytest's `raises`)
