@@ -230,7 +230,10 @@ def test_what_configures_the_programs_world_stays():
         "        table = {}\n"
         "        table['input'] = 2\n"
         "        unused = MagicMock()\n"
-        "        task_func(table)\n"
+        "        book = Workbook()\n"
+        "        sheet = book.create_sheet()\n"
+        "        sheet.append(['row'])\n"
+        "        task_func(table, book)\n"
     )
     body = answerless(source).split("def test_a(self, mock_get):\n")[1]
     assert [line.strip() for line in body.strip().splitlines()] == [

@@ -31,9 +31,17 @@ PURE_NAMES = (
     "loads isclose allclose arange linspace zeros ones full eye concatenate reshape tolist "
     "to_numpy to_dict unique value_counts nunique count cumsum diff corr transpose exp log "
     "floor ceil basename dirname splitext exists isfile isdir getsize b64encode b64decode "
-    "hexdigest sha256 md5 compile findall"
+    "hexdigest sha256 md5 compile findall normpath abspath realpath relpath isabs lstrip "
+    "rstrip startswith endswith title capitalize zfill casefold find strptime strftime "
+    "isoformat Decimal Path joinpath with_suffix fromkeys union intersection difference all "
+    "any"
 )
 PURE = frozenset(PURE_NAMES.split())
+FRESH_NAMES = (  # calls that return a new object, which no other name shares
+    "DataFrame Series array list dict set Counter OrderedDict defaultdict copy deepcopy "
+    "pivot pivot_table fillna astype reset_index sort_values sort_index tolist to_dict"
+)
+FRESH = frozenset(FRESH_NAMES.split())
 MOCK_MAKERS = ("mock", "Mock", "patch", "create_autospec")  # calls whose name holds one of these
 
 
@@ -69,7 +77,7 @@ def prune(tree, callers):
     writers = {
         id(s): name
         for s in ast.walk(tree)
-        if (name := _writes(s, callers, local[scope_of.get(id(s), id(tree))]))
+        if (name := _writes(s, callers, local.get(scope_of.get(id(s), id(tree)), set())))
     }
     attributes, scopes = _reads(tree, writers, scope_of)
     idle = {node.name for node in helpers if _empty(node.body)}  # calls doing nothing
@@ -106,17 +114,36 @@ def _scopes(tree):
 
 
 def _locals(tree, scope_of):
-    """Scope id to the names a plain assignment (`x = ...`) binds in it: values the test built
-    there, not a parameter (a mock a patch passed in) or a module (`os.environ`)."""
-    local = {id(tree): set()}
+    """Scope id to the names bound in it only to fresh values (`_fresh`: `x = []`,
+    `x = pd.DataFrame(...)`): values the test built there, which no other name shares; not a
+    parameter (a mock a patch passed in), a module (`os.environ`) or what a call returned
+    (`sheet = workbook.create_sheet()`: appending to it changes the workbook)."""
+    bound, fresh = {}, {}
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            local[id(node)] = set()
+        if isinstance(node, (ast.Name, ast.arg)) and (
+            isinstance(node, ast.arg) or isinstance(node.ctx, ast.Store)
+        ):
+            bound.setdefault(scope_of.get(id(node), id(tree)), set()).add(
+                getattr(node, "id", None) or node.arg
+            )
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            names = {t.id for t in node.targets if isinstance(t, ast.Name)}
-            local[scope_of.get(id(node), id(tree))] |= names
-    return local
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                key = (scope_of.get(id(node), id(tree)), target.id)
+                fresh[key] = fresh.get(key, True) and _fresh(node.value)
+    return {
+        scope: {name for name in names if fresh.get((scope, name))}
+        for scope, names in bound.items()
+    }
+
+
+def _fresh(value):
+    """Whether `value` is a new object of the test's: a display, a comprehension, or the
+    result of a `FRESH` constructor."""
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    return isinstance(value, ast.Call) and called(value) in FRESH
 
 
 def _reads(tree, writers, scope_of):
