@@ -11,9 +11,9 @@ of BigCodeBench-Hard (148) or the full set (1,140, --full), run with each task's
   isolation.
 
 Both print time, programs/s, pass rate and failures by cause, then the tasks that fail, with
-the cause, in either. evalpack's programs that pass are then replayed (`pass_at_1_replayed`,
-timed apart from the comparison): how many pass again, the replay's time, and the tasks that
-do not, with why. Needs BigCodeBench's libraries:
+the cause, in either. evalpack's programs that pass are then recorded, in a run of their test
+without its answers, and replayed (`pass_at_1_replayed`, timed apart from the comparison): how
+many pass again, the two batches' time, and the tasks that do not, with why. Needs BigCodeBench's libraries:
 
     python -m evalpack.tasks.bigcodebench_libs install
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/bigcodebench.py [--full]

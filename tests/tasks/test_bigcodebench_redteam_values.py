@@ -21,6 +21,7 @@ import pytest
 
 from evalpack import execution
 from evalpack.tasks import bigcodebench
+from tests.conftest import DATA_DIR, REPO
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 EQUAL = """
@@ -384,3 +385,29 @@ def test_what_remains():
         f"rewriting the record no longer claims a pass ({results[2]['replay_reason']}): "
         "update the README"
     )
+
+
+# Where else a program could find its answers: the dataset (the offline mirror, the hub's
+# cache) and the pack's checkout are not in a job's view (only the installation is).
+SOURCES_OF_ANSWERS = [
+    str(DATA_DIR / "bigcode__bigcodebench-hard/default/v0.1.2.jsonl"),
+    os.path.expanduser("~/.cache/huggingface"),
+    str(REPO / "tests"),
+]
+LOOKS = """
+import unittest
+class TestCases(unittest.TestCase):
+    def test_nothing_found(self):
+        self.assertEqual(task_func(0), [])
+"""
+
+
+@needs_root
+def test_the_dataset_is_out_of_a_jobs_view():
+    visible = [path for path in SOURCES_OF_ANSWERS if os.path.exists(path)]
+    assert str(REPO / "tests") in visible  # (here it exists: the job must not see it)
+    program = (
+        f"import os\ndef task_func(x):\n    return [p for p in {visible!r} if os.path.exists(p)]\n"
+    )
+    record = records([(LOOKS, program)])[0]
+    assert record["passed"] and record["passed_replayed"], record["reason"]

@@ -316,8 +316,7 @@ def run_bigcodebench(
     allowed, mocks = worker["test_patches"](mock, test_from, sys._getframe)
     record = {"calls": [], "unreplayable": ""}  # filled in the worker thread, read here
     scratch = "/tmp" if private_tmp else root
-    if recording:
-        recording = bigcodebench_record.Recording(scratch, mocks, names, record)
+    recording = recording and bigcodebench_record.Recording(scratch, mocks, names, record)
     check_value = values["checker"](
         values["known_classes"](), test_from, _roots(libs), mock,
         values["numpy_pandas_walker"](), allowed,
