@@ -240,3 +240,20 @@ def test_what_configures_the_programs_world_stays():
         line.strip() for line in source.split("def test_a(self, mock_get):\n")[1].splitlines()
     ]
     assert "def raise_for_status(self):" in answerless(source)
+
+
+def test_inputs_that_look_like_answers_stay():
+    source = (
+        "import unittest\n"
+        "class TestCases(unittest.TestCase):\n"
+        "    def test_a(self):\n"
+        "        def given(a, b=1): pass\n"
+        "        expected = frame.copy()\n"
+        "        expected[expected.columns] = scaler.fit_transform(expected)\n"
+        "        result = task_func(given)\n"
+        "        self.assertEqual(result['defaults'], (1,))\n"
+    )
+    test = answerless(source)
+    assert "def given(a, b=1):" in test  # (an input: the program reads its signature)
+    # an effect of the test's on its way to an answer stays, with what it reads
+    assert "expected = frame.copy()\n        expected[expected.columns] = scaler" in test

@@ -133,7 +133,18 @@ def _zeroed(arguments, positions):
 
 def unused_arguments(tree, helpers, callers):
     """Arguments of the calls of the test's own functions (`helpers`) for parameters their
-    body no longer reads (`self.check(data, expected)`) made None; whether any was."""
+    body no longer reads (`self.check(data, expected)`) made None; whether any was. Only for
+    functions the test calls and nothing else: not one it hands over (an input of
+    `task_func`, a mock's `side_effect`), whose signature the program may read."""
+    targets = {id(call.func) for call in calls(tree)}
+    handed = {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Name, ast.Attribute))
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in targets
+    }
+    helpers = [function for function in helpers if function.name not in handed]
     unused = {}
     for function in helpers:
         read = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}

@@ -74,14 +74,14 @@ def prune(tree, callers):
     changed = unused_arguments(tree, helpers, callers)
     scope_of = _scopes(tree)
     local = _locals(tree, scope_of)
+    pure = _pure(helpers)
     writers = {
         id(s): name
         for s in ast.walk(tree)
-        if (name := _writes(s, callers, local.get(scope_of.get(id(s), id(tree)), set())))
+        if (name := _writes(s, pure, local.get(scope_of.get(id(s), id(tree)), set())))
     }
     attributes, scopes = _reads(tree, writers, scope_of)
     idle = {node.name for node in helpers if _empty(node.body)}  # calls doing nothing
-    pure = _pure(helpers)
     for owner in [tree, *(n for n in ast.walk(tree) if hasattr(n, "body") and id(n) not in others)]:
         for field in ("body", "orelse", "finalbody"):
             body = getattr(owner, field, None)
@@ -179,11 +179,12 @@ def _reads(tree, writers, scope_of):
     return attributes, lambda statement: read_in[scope_of.get(id(statement), id(tree))]
 
 
-def _writes(statement, callers, local):
+def _writes(statement, pure, local):
     """The name `statement` only builds, or None: `x = f(x)`, `x[k] = v`, `x += v`,
     `x.append(v)` (and the other mutators of lists, dicts and sets), `x.sort_values(...,
-    inplace=True)`, where `x` is one of the scope's `local` values, calling no `task_func`
-    (an attribute set is kept: it may configure a mock the program uses)."""
+    inplace=True)`, where `x` is one of the scope's `local` values, calling nothing but
+    `pure` functions on the way (an attribute set is kept: it may configure a mock the
+    program uses)."""
     if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
         func, keywords = statement.value.func, statement.value.keywords
         in_place = any(
@@ -197,7 +198,9 @@ def _writes(statement, callers, local):
     else:
         return None
     roots = {_root(target) for target in targets}
-    if len(roots) != 1 or not roots <= local or calls_entry(statement, callers):
+    mutator = statement.value if isinstance(statement, ast.Expr) else None  # (`x.append`)
+    effects = any(called(c) not in pure for c in calls(statement) if c is not mutator)
+    if len(roots) != 1 or not roots <= local or effects:
         return None
     return roots.pop()
 
@@ -215,20 +218,10 @@ def _pruned(statement, owner, reads, callers):
     if not _idle(statement, owner, reads, callers):
         return [statement]
     value = getattr(statement, "value", None)
-    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and value is not None:
-        if any(called(call) not in reads.pure for call in calls(value)):
-            return [ast.Expr(value)]
-    elif isinstance(statement, ast.Expr) and _effects(statement, reads):
-        return [statement]
+    assigned = isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+    if assigned and value is not None and any(called(c) not in reads.pure for c in calls(value)):
+        return [ast.Expr(value)]
     return []
-
-
-def _effects(statement, reads):
-    """Whether a statement that only builds a value (`x.append(f(y))`) calls more than pure
-    functions on the way."""
-    return id(statement) in reads.writers and any(
-        called(call) not in reads.pure and call is not statement.value for call in calls(statement)
-    )
 
 
 def _pure(helpers):
