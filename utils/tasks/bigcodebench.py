@@ -353,19 +353,24 @@ def replay_verdicts(
     test run on that record (`replay_job`); two batches. A run that left no record (the
     runner's report was not read) fails its replay."""
     passed = [i for i, v in enumerate(verdicts) if v.passed or _made(v)]
-    recorded = execution.run_jobs(
-        [job(docs[i], programs[i], libs, answerless=True) for i in passed]
-    )
-    records = {i: run.kept for i, run in zip(passed, recorded) if type(run.kept) is str}
+    failed, recording = {}, {}
+    for i in passed:
+        try:
+            recording[i] = job(docs[i], programs[i], libs, answerless=True)
+        except Exception as exc:  # noqa: BLE001 (a test the rewrite cannot take: this replay fails)
+            failed[i] = (
+                f"replay: the test could not be made answerless: {type(exc).__name__}: {exc}"
+            )
+    recorded = execution.run_jobs(list(recording.values()))
+    records = {i: run.kept for i, run in zip(recording, recorded) if type(run.kept) is str}
     results = iter(execution.run_jobs([replay_job(docs[i], records[i], libs) for i in records]))
     out: list[execution.Verdict | None] = [None] * len(verdicts)
     for i in passed:
         if i in records:
             out[i] = next(results)
         else:
-            out[i] = execution.Verdict(
-                False, "error", "replay: the recording run left no record", 0.0
-            )
+            reason = failed.get(i, "replay: the recording run left no record")
+            out[i] = execution.Verdict(False, "error", reason[:500], 0.0)
     return out
 
 
