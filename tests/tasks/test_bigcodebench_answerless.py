@@ -36,6 +36,11 @@ def assertion_calls(tree):
     ]
 
 
+def statements(body):
+    """A method body's lines, without their indentation."""
+    return [line.strip() for line in body.strip().splitlines()]
+
+
 def answer_constants(tree):
     """Constants (strings of 4 characters or more, floats, integers from 1000) that occur in
     the test's assertions outside their calls of `task_func`, and nowhere else."""
@@ -116,7 +121,7 @@ def test_checks_go_and_calls_stay():
     assert "11" not in test and "sixty" not in test and "expected" not in test
     assert "mock = MagicMock()" in test  # (the replay finds the test's mocks by their order)
     body = test.split("def test_a(self):\n")[1].split("    def run_it")[0]
-    assert [line.strip() for line in body.strip().splitlines()] == [
+    assert statements(body) == [
         "mock = MagicMock()",
         "task_func(3, mock)",
         "task_func(4)",
@@ -236,9 +241,7 @@ def test_what_configures_the_programs_world_stays():
         "        task_func(table, book)\n"
     )
     body = answerless(source).split("def test_a(self, mock_get):\n")[1]
-    assert [line.strip() for line in body.strip().splitlines()] == [
-        line.strip() for line in source.split("def test_a(self, mock_get):\n")[1].splitlines()
-    ]
+    assert statements(body) == statements(source.split("def test_a(self, mock_get):\n")[1])
     assert "def raise_for_status(self):" in answerless(source)
 
 

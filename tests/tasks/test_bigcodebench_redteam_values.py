@@ -11,7 +11,11 @@ for a while, and the routes that stay open (tasks/bigcodebench/README.md, "Forge
 - `test_what_remains`: routes that still forge a pass (frames handed over by a library, raw
   memory through numpy), so that closing one flips it; each fails the replayed verdict
   (`pass_at_1_replayed`), which a program passes only with values the genuine test accepts,
-  claimed in its record (a program that rewrites its record to claim them passes it).
+  claimed in its record (a program that rewrites its record to claim them passes it); a
+  program that reads its answers from the test passes the first run and fails the replay,
+  whose record comes from a run of the test without its answers.
+- Where else answers could be read: the dataset and the checkout are out of a job's view; a
+  test the answerless rewrite cannot take fails that replay alone.
 
 The jobs need numpy and pandas (the pack's own), not BigCodeBench's libraries."""
 
