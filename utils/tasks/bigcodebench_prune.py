@@ -34,7 +34,7 @@ PURE_NAMES = (
     "hexdigest sha256 md5 compile findall normpath abspath realpath relpath isabs lstrip "
     "rstrip startswith endswith title capitalize zfill casefold find strptime strftime "
     "isoformat Decimal Path joinpath with_suffix fromkeys union intersection difference all "
-    "any"
+    "any map filter digest read_csv read_json read_excel weekday isoweekday"
 )
 PURE = frozenset(PURE_NAMES.split())
 FRESH_NAMES = (  # calls that return a new object, which no other name shares
