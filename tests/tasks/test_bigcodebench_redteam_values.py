@@ -13,9 +13,8 @@ for a while, and the routes that stay open (tasks/bigcodebench/README.md, "Forge
   (`pass_at_1_replayed`), which a program passes only with values the genuine test accepts,
   claimed in its record (a program that rewrites its record to claim them passes it); a
   program that reads its answers from the test passes the first run and fails the replay,
-  whose record comes from a run of the test without its answers.
-- Where else answers could be read: the dataset and the checkout are out of a job's view; a
-  test the answerless rewrite cannot take fails that replay alone.
+  whose record comes from a run of the test without its answers (where else answers could
+  be read: test_bigcodebench_answers.py).
 
 The jobs need numpy and pandas (the pack's own), not BigCodeBench's libraries."""
 
@@ -25,7 +24,6 @@ import pytest
 
 from evalpack import execution
 from evalpack.tasks import bigcodebench
-from tests.conftest import DATA_DIR, REPO
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 EQUAL = """
@@ -389,40 +387,3 @@ def test_what_remains():
         f"rewriting the record no longer claims a pass ({results[2]['replay_reason']}): "
         "update the README"
     )
-
-
-# Where else a program could find its answers: the dataset (the offline mirror, the hub's
-# cache) and the pack's checkout are not in a job's view (only the installation is).
-SOURCES_OF_ANSWERS = [
-    str(DATA_DIR / "bigcode__bigcodebench-hard/default/v0.1.2.jsonl"),
-    os.path.expanduser("~/.cache/huggingface"),
-    str(REPO / "tests"),
-]
-LOOKS = """
-import unittest
-class TestCases(unittest.TestCase):
-    def test_nothing_found(self):
-        self.assertEqual(task_func(0), [])
-"""
-
-
-@needs_root
-def test_the_dataset_is_out_of_a_jobs_view():
-    visible = [path for path in SOURCES_OF_ANSWERS if os.path.exists(path)]
-    assert str(REPO / "tests") in visible  # (here it exists: the job must not see it)
-    program = (
-        f"import os\ndef task_func(x):\n    return [p for p in {visible!r} if os.path.exists(p)]\n"
-    )
-    record = records([(LOOKS, program)])[0]
-    assert record["passed"] and record["passed_replayed"], record["reason"]
-
-
-@needs_root
-def test_a_test_the_rewrite_cannot_take_fails_its_replay_alone(monkeypatch):
-    def refuses(test):
-        raise ValueError("an unforeseen test")
-
-    monkeypatch.setattr(bigcodebench.bigcodebench_answerless, "answerless", refuses)
-    record = records([(DOUBLES, HONEST_DOUBLE)])[0]
-    assert record["passed"] and not record["passed_replayed"], record["replay_reason"]
-    assert "could not be made answerless: ValueError: an unforeseen test" in record["replay_reason"]
