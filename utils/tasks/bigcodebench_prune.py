@@ -66,11 +66,7 @@ def prune(tree, callers):
         if isinstance(cls, ast.ClassDef) and cls.name != "TestCases"
         for node in ast.walk(cls)
     }
-    helpers = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in others
-    ]
+    helpers = [function for function in _functions(tree) if id(function) not in others]
     changed = unused_arguments(tree, helpers, callers)
     scope_of = _scopes(tree)
     local = _locals(tree, scope_of)
@@ -105,37 +101,37 @@ def prune(tree, callers):
     return changed
 
 
+def _functions(tree):
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
 def _scopes(tree):
     """Node id to the id of the innermost function it is in (absent: the module)."""
-    functions = [
-        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ]
-    return {id(n): id(f) for f in functions for n in ast.walk(f) if n is not f}
+    return {id(n): id(f) for f in _functions(tree) for n in ast.walk(f) if n is not f}
 
 
 def _locals(tree, scope_of):
-    """Scope id to the names bound in it only to fresh values (`_fresh`: `x = []`,
+    """Scope id to the names only ever bound in it to fresh values (`_fresh`: `x = []`,
     `x = pd.DataFrame(...)`): values the test built there, which no other name shares; not a
     parameter (a mock a patch passed in), a module (`os.environ`) or what a call returned
     (`sheet = workbook.create_sheet()`: appending to it changes the workbook)."""
-    bound, fresh = {}, {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.arg)) and (
-            isinstance(node, ast.arg) or isinstance(node.ctx, ast.Store)
-        ):
-            bound.setdefault(scope_of.get(id(node), id(tree)), set()).add(
-                getattr(node, "id", None) or node.arg
-            )
+    assigned, fresh, other = set(), {}, set()  # (`other`: bound some other way, or a parameter)
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
+                assigned.add(id(target))
                 key = (scope_of.get(id(node), id(tree)), target.id)
                 fresh[key] = fresh.get(key, True) and _fresh(node.value)
-    return {
-        scope: {name for name in names if fresh.get((scope, name))}
-        for scope, names in bound.items()
-    }
+    for node in ast.walk(tree):
+        stored = isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        if isinstance(node, ast.arg) or stored and id(node) not in assigned:
+            other.add((scope_of.get(id(node), id(tree)), getattr(node, "id", None) or node.arg))
+    local = {}
+    for (scope, name), is_fresh in fresh.items():
+        if is_fresh and (scope, name) not in other:
+            local.setdefault(scope, set()).add(name)
+    return local
 
 
 def _fresh(value):
@@ -163,9 +159,6 @@ def _reads(tree, writers, scope_of):
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Store)
     }
-    functions = [
-        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ]
     read_in = {
         id(scope): {
             node.id
@@ -174,7 +167,7 @@ def _reads(tree, writers, scope_of):
             and not isinstance(node.ctx, ast.Store)
             and id(node) not in own
         }
-        for scope in [tree, *functions]
+        for scope in [tree, *_functions(tree)]
     }
     return attributes, lambda statement: read_in[scope_of.get(id(statement), id(tree))]
 
