@@ -144,8 +144,9 @@ def test_expected_exceptions_run_guarded():
         "        with patch('os.remove'), self.assertRaisesRegex(KeyError, 'missing-key'):\n"
         "            task_func({})\n"
         "        self.assertRaises(TypeError, task_func, None)\n"
+        "        self.assertRaises(OSError, lambda: task_func('path'))\n"
     )
-    assert "ValueError" not in test and "KeyError" not in test and "TypeError" not in test
+    assert not [name for name in ("ValueError", "KeyError", "TypeError", "OSError") if name in test]
     assert "negative" not in test and "missing" not in test
     body = test.split("def test_a(self):\n")[1]
     assert body == (
@@ -153,6 +154,8 @@ def test_expected_exceptions_run_guarded():
         "        with patch('os.remove'):\n            try:\n                task_func({})\n"
         "            except Exception:\n                pass\n"
         "        try:\n            task_func(None)\n        except Exception:\n            pass\n"
+        "        try:\n            (lambda: task_func('path'))()\n        except Exception:\n"
+        "            pass\n"
     )
 
 

@@ -62,15 +62,15 @@ def _is_assertion(call):
     return name.startswith("assert") or name == "fail" and isinstance(call.func, ast.Attribute)
 
 
-def _entrycalls(node, callers):
+def _entry_calls(node, callers):
     """The outermost calls of `callers` inside `node`, each with what it needs to run: the
-    whole comprehension or lambda it sits in, with the comprehension's element reduced to the
-    call."""
+    whole comprehension it sits in, its element reduced to the call. (A lambda's calls are
+    left out: an assertion's argument that is a lambda is not called there.)"""
     found = []
 
     def visit(child):
         if isinstance(child, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            inner = [call for part in _parts(child) for call in _entrycalls(part, callers)]
+            inner = [call for part in _parts(child) for call in _entry_calls(part, callers)]
             if inner:
                 found.append(_reduced(child, inner))
             return
@@ -108,13 +108,13 @@ def _statements(body, callers):
 def _statement(node, callers):
     """A statement of the test, answerless: a list of statements, maybe empty."""
     if isinstance(node, ast.Assert):
-        return _as_statements(_entrycalls(node, callers))
+        return _as_statements(_entry_calls(node, callers))
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         call = node.value
         if _is_assertion(call) and called(call) not in callers:
             if called(call) in RAISES and call.args:
                 return _raising(call, callers)
-            return _as_statements(_entrycalls(call, callers))
+            return _as_statements(_entry_calls(call, callers))
     for field in ("body", "orelse", "finalbody"):
         if isinstance(getattr(node, field, None), list):
             setattr(node, field, _statements(getattr(node, field), callers))
@@ -148,9 +148,11 @@ def _expects_raise(expression):
 
 
 def _raising(call, callers):
-    """`self.assertRaises(E, f, *args)`: `f(*args)` under `try`, if `f` calls `task_func`."""
+    """`self.assertRaises(E, f, *args)`: `f(*args)` under `try`, if `f` calls `task_func` (is
+    it, one of the test's functions that call it, or a lambda that does)."""
     function, *args = call.args[1:] or [None]
-    if not (isinstance(function, (ast.Name, ast.Attribute)) and _called_name(function) in callers):
+    named = isinstance(function, (ast.Name, ast.Attribute)) and _called_name(function) in callers
+    if not (named or isinstance(function, ast.Lambda) and calls_entry(function, callers)):
         return []
     invoked = ast.Call(func=function, args=args, keywords=call.keywords)
     return [_guarded([ast.Expr(invoked)])]
