@@ -5,14 +5,25 @@ parameters it no longer reads."""
 import ast
 
 
+def statement_lists(tree, skip=frozenset()):
+    """Every list of statements in `tree` (the module's, and each `body`, `orelse` and
+    `finalbody` inside it), as (owner, field) pairs, taken before any is changed; owners whose
+    id is in `skip` left out."""
+    return [
+        (owner, field)
+        for owner in ast.walk(tree)
+        if id(owner) not in skip
+        for field in ("body", "orelse", "finalbody")
+        if isinstance(getattr(owner, field, None), list)
+    ]
+
+
 def split_pairs(tree):
     """`a, b = x, y` as `a = x` and `b = y` (so that each can go alone), where no target is
     read on the right."""
-    for owner in [n for n in ast.walk(tree) if isinstance(getattr(n, "body", None), list)]:
-        for field in ("body", "orelse", "finalbody"):
-            body = getattr(owner, field, None)
-            if isinstance(body, list):
-                setattr(owner, field, [part for s in body for part in _pairs(s)])
+    for owner, field in statement_lists(tree):
+        body = getattr(owner, field)
+        setattr(owner, field, [part for s in body for part in _pairs(s)])
 
 
 def _pairs(statement):

@@ -14,7 +14,14 @@ assignment that calls anything but `PURE` functions (its effects: files, random 
 import ast
 from typing import NamedTuple
 
-from .bigcodebench_blanks import blank_columns, called, calls, calls_entry, unused_arguments
+from .bigcodebench_blanks import (
+    blank_columns,
+    called,
+    calls,
+    calls_entry,
+    statement_lists,
+    unused_arguments,
+)
 
 KEEP_METHODS = ("setUp", "tearDown", "setUpClass", "tearDownClass", "setUpModule")
 MUTATORS = ("append", "extend", "insert", "update", "add", "setdefault")  # (builds a value)
@@ -78,26 +85,25 @@ def prune(tree, callers):
     }
     attributes, scopes = _reads(tree, writers, scope_of)
     idle = {node.name for node in helpers if _empty(node.body)}  # calls doing nothing
-    for owner in [tree, *(n for n in ast.walk(tree) if hasattr(n, "body") and id(n) not in others)]:
-        for field in ("body", "orelse", "finalbody"):
-            body = getattr(owner, field, None)
-            if not isinstance(body, list) or not body:
-                continue
-            kept = [
-                part
-                for s in body
-                if not isinstance(s, ast.Pass)
-                for part in _pruned(
-                    s, owner, Reads(scopes(s), attributes, idle, writers, pure), callers
-                )
-            ]
-            if not kept and field == "body":  # (a body is never empty: its `pass`)
-                kept = [next((s for s in body if isinstance(s, ast.Pass)), ast.Pass())]
-            for loop in (s for s in kept if isinstance(s, ast.For)):
-                changed |= blank_columns(loop, tree, scopes(loop))
-            if len(kept) != len(body) or any(a is not b for a, b in zip(kept, body)):
-                changed = True
-                setattr(owner, field, kept)
+    for owner, field in statement_lists(tree, others):
+        body = getattr(owner, field)
+        if not body:
+            continue
+        kept = [
+            part
+            for s in body
+            if not isinstance(s, ast.Pass)
+            for part in _pruned(
+                s, owner, Reads(scopes(s), attributes, idle, writers, pure), callers
+            )
+        ]
+        if not kept and field == "body":  # (a body is never empty: its `pass`)
+            kept = [next((s for s in body if isinstance(s, ast.Pass)), ast.Pass())]
+        for loop in (s for s in kept if isinstance(s, ast.For)):
+            changed |= blank_columns(loop, tree, scopes(loop))
+        if len(kept) != len(body) or any(a is not b for a, b in zip(kept, body)):
+            changed = True
+            setattr(owner, field, kept)
     return changed
 
 
