@@ -53,7 +53,7 @@ demo: venv
 # installer uses the venv's uv too); its output is shown if it fails.
 $(BIN)/.test-extras: pyproject.toml $(UV)
 	$(UV_INSTALL) --no-deps --upgrade-package pip pip -e . || exit 1; \
-	$(BIN)/python -m evalpack.tasks.bigcodebench_libs install > $(VENV)/bigcodebench-libs.log 2>&1 & \
+	$(BIN)/python -m evalpack.hooks.bigcodebench.libs install > $(VENV)/bigcodebench-libs.log 2>&1 & \
 	libs=$$!; \
 	$(UV_INSTALL) "torch==2.13.0" -e ".[dev,hf,serve-test,ray,verifiers]"; \
 	extras=$$?; \

@@ -15,7 +15,7 @@ the cause, in either. evalpack's programs that pass are then recorded, in a run 
 without its answers, and replayed (`pass_at_1_replayed`, timed apart from the comparison): how
 many pass again, the two batches' time, and the tasks that do not, with why. Needs BigCodeBench's libraries:
 
-    python -m evalpack.tasks.bigcodebench_libs install
+    python -m evalpack.hooks.bigcodebench.libs install
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/bigcodebench.py [--full]
 
 The tasks are split into rounds (--rounds); each round times evalpack, then the baseline, on
@@ -38,7 +38,10 @@ from pathlib import Path
 
 from evalpack import execution
 from evalpack.core import data
-from evalpack.tasks import bigcodebench, bigcodebench_libs, bigcodebench_sources
+from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
+from evalpack.hooks.bigcodebench import sources as bigcodebench_sources
+from evalpack.hooks.bigcodebench import task as bigcodebench
+from evalpack.hooks.bigcodebench.trusted import check as trusted_check
 
 # The baseline's driver: a fresh interpreter with the benchmark's libraries first on its path;
 # it forks one process per program (as BigCodeBench's untrusted_check) and prints one JSON
@@ -96,7 +99,7 @@ def program(doc: dict) -> str:
     return bigcodebench.calibrated_program(doc, doc["code_prompt"] + doc["canonical_solution"])
 
 
-_NETWORK = re.compile(bigcodebench._NETWORK.pattern)
+_NETWORK = trusted_check._NETWORK
 
 
 def cause(passed: bool, reason: str) -> str:
@@ -233,7 +236,7 @@ def main() -> None:
     if not bigcodebench_libs.installed():
         sys.exit(
             "install BigCodeBench's libraries first: "
-            "python -m evalpack.tasks.bigcodebench_libs install"
+            "python -m evalpack.hooks.bigcodebench.libs install"
         )
     docs = load(args.full)[:: args.every]
     print(

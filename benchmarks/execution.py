@@ -21,8 +21,8 @@ from pathlib import Path
 
 from evalpack import execution
 from evalpack.core import data
+from evalpack.hooks import humaneval
 from evalpack.sandbox import view
-from evalpack.tasks import humaneval
 
 
 def load_problems() -> list[dict]:

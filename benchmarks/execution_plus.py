@@ -48,8 +48,8 @@ import numpy  # noqa: F401  (loaded in OLMES's process before it forks, as here)
 
 from evalpack import execution
 from evalpack.core import data
+from evalpack.hooks import humanevalplus
 from evalpack.sandbox import view
-from evalpack.tasks import humanevalplus
 
 TIMEOUT = 20.0  # OLMES codex_humanevalplus
 

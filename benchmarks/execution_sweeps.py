@@ -28,7 +28,7 @@ from pathlib import Path
 
 from evalpack import execution
 from evalpack.core import data
-from evalpack.tasks import humaneval, humanevalplus
+from evalpack.hooks import humaneval, humanevalplus
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 OUTPUTS = SHARED / "reference" / "outputs" / "humaneval.jsonl"

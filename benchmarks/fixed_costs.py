@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalpack.commands.executors import pair_argv
-from evalpack.commands.rundirs import DONE_MARKER
+from evalpack.leaderboard.executors import pair_argv
+from evalpack.leaderboard.rundirs import DONE_MARKER
 
 RUN = [
     "--model",
@@ -46,7 +46,7 @@ WITH_BUILTINS = (
     "from evalpack.commands import index_cache; index_cache.read = lambda file, key: None; "
     "from evalpack.commands import lazy_torch; lazy_torch.install = lambda: None; "
 )
-MAIN = "from evalpack.commands.cli import main; main({argv!r})"
+MAIN = "from evalpack.cli.cli import main; main({argv!r})"
 # lm-eval's own ifeval, its dataset (google/IFEval, from the hub) read from the offline mirror
 BUILTIN_RUN = ["--model", "replay", "--model_args", "from_doc=prompt", "--tasks", "ifeval"]
 BUILTIN_RUN += ["--limit", "1"]
@@ -64,7 +64,7 @@ LM_EVAL_LS = (
 LAZY = "commands/lazy_torch.py"  # where the pack's versions of lm-eval's two are
 # (label, function name in the profile, files it is defined in)
 PHASES = [
-    ("imports (the pack, lm-eval)", "<module>", "utils/commands/cli.py"),
+    ("imports (the pack, lm-eval)", "<module>", "utils/cli/cli.py"),
     ("task index (YAML files read)", "build", "lm_eval/tasks/_index.py"),
     ("lm-eval's simple_evaluate, in all:", "simple_evaluate", "lm_eval/evaluator.py"),
     ("  torch import (lm-eval's seeding)", "set_torch_seed", ("lm_eval/utils.py", LAZY)),
@@ -149,7 +149,7 @@ def worker_pairs(count: int, scratch: Path) -> list[float]:
         "parent": os.getpid(),
     }
     subprocess.run(
-        [sys.executable, "-m", "evalpack.commands.worker", json.dumps(spec)],
+        [sys.executable, "-m", "evalpack.leaderboard.worker", json.dumps(spec)],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -166,11 +166,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="fixed-costs-") as tmp:
         scratch = Path(tmp)
         os.environ["EVALPACK_CACHE_DIR"] = str(scratch / "cache")  # never the user's
-        pack_import = timed("import evalpack.commands.cli")
+        pack_import = timed("import evalpack.cli.cli")
         old = timed(WITH_BUILTINS + MAIN.format(argv=RUN))
         timed(MAIN.format(argv=RUN))  # the first run puts the environment report in the cache
         new = timed(MAIN.format(argv=RUN))
-        print(f"python -c 'import evalpack.commands.cli': {pack_import:6.2f} s")
+        print(f"python -c 'import evalpack.cli.cli': {pack_import:6.2f} s")
         print(f"one-document run, lm-eval's built-in tasks indexed (before): {old:6.2f} s")
         print(
             f"one-document run, the include path only (now):               {new:6.2f} s "

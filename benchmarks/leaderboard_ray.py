@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalpack.commands import rundirs
+from evalpack.leaderboard import rundirs
 
 REPO = Path(__file__).resolve().parents[1]
 OUTPUTS = REPO.parent / "shared" / "reference" / "outputs"

@@ -197,8 +197,8 @@ def workers_cpu() -> float:
 
 def compare_math_scoring(files: list[Path]) -> None:
     """MATH's filter over the logged samples of each subject, before and now (see above)."""
+    from evalpack.hooks import minerva_math
     from evalpack.scoring import math_answers
-    from evalpack.tasks import minerva_math
 
     subjects = []  # per subject: (the logged responses, the docs)
     for file in files:

@@ -16,14 +16,14 @@ import os
 import time
 
 from evalpack.core.data import with_keys
+from evalpack.hooks import deepmind_math
 from evalpack.scoring.deepmind_answers import score_deepmind
-from evalpack.tasks import deepmind_math
 
 CLOSING = "Therefore, the final answer is {}. I hope it is correct."
 
 
 def load_docs(limit: int | None) -> list[dict]:
-    from evalpack.commands import catalog
+    from evalpack.core import catalog
 
     group = "deepmind_math_cot_tulu"
     docs = []

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 from evalpack.core import data
+from evalpack.hooks import ifeval as tasks_ifeval
 from evalpack.scoring.ifeval import checkers
-from evalpack.tasks import ifeval as tasks_ifeval
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 OUTPUTS = SHARED / "reference" / "outputs" / "ifeval.jsonl"

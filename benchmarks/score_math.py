@@ -12,9 +12,8 @@ import os
 import time
 from pathlib import Path
 
-from evalpack.commands import catalog
-from evalpack.core import data
-from evalpack.tasks import minerva_math as tasks_math
+from evalpack.core import catalog, data
+from evalpack.hooks import minerva_math as tasks_math
 
 GROUP = "minerva_math_tulu"
 SUBJECTS = [t.removeprefix(GROUP + "_") for t in catalog.members(catalog.task_config(GROUP))]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from evalpack.core import data
 from evalpack.core.bounded import bounded_map
-from evalpack.tasks import reasoning_math as tasks_reasoning
+from evalpack.hooks import reasoning_math as tasks_reasoning
 
 
 def perturbations(solution: str, answer: str) -> list[str]:

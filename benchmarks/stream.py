@@ -42,8 +42,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from evalpack.commands import catalog, executors
-from evalpack.commands.rundirs import DONE_MARKER, FAILED_MARKER
+from evalpack.core import catalog
+from evalpack.leaderboard import executors
+from evalpack.leaderboard.rundirs import DONE_MARKER, FAILED_MARKER
 from evalpack.models.served import request_seed
 
 REPO = Path(__file__).resolve().parents[1]

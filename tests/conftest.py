@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# the session's one leaderboard (fixture `leaderboard`), for every test folder: defined once, built once
+pytest_plugins = ["tests.boards"]
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("EVALPACK_SHARED", REPO.parent / "shared"))
 DATA_DIR = SHARED / "data"
@@ -32,14 +35,14 @@ def wait_for(condition, what: str) -> None:
 # Under pytest-xdist (`make test`: -n auto) these run on one worker each, one after the other:
 # "sandbox", tests that run sandboxed jobs, some of which check machine-wide sandbox state (no
 # leftover process or file) or limits measured under CPU and memory pressure; "leaderboard",
-# the tests of the session's one leaderboard (tests/commands/conftest.py), built once.
+# the tests of the session's one leaderboard (tests/boards.py), built once.
 XDIST_GROUPS = {
     "tests/sandbox/": "sandbox",
     "tests/tasks/test_humaneval.py": "sandbox",
     "tests/tasks/test_humanevalplus.py": "sandbox",
-    "tests/commands/test_runs.py": "leaderboard",
-    "tests/commands/test_reports.py": "leaderboard",
-    "tests/commands/test_results_folders.py": "leaderboard",  # elsewhere, a second build (25 s)
+    "tests/leaderboard/test_runs.py": "leaderboard",
+    "tests/report/test_reports.py": "leaderboard",
+    "tests/lmeval/test_results_folders.py": "leaderboard",  # elsewhere, a second build (25 s)
     "tests/test_install.py": "install",  # one wheel build at a time in the checkout's build/
 }
 
@@ -179,7 +182,7 @@ def replay_eval(tasks, model_args, **kwargs):
     leaderboard worker, a test process computes lm-eval's environment report once."""
     from lm_eval import simple_evaluate
 
-    from evalpack.commands import lazy_torch
+    from evalpack.lmeval import lazy_torch
     from evalpack.models.registry import register
 
     register()

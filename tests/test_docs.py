@@ -3,7 +3,7 @@ states each benchmark's YAML facts, and "Adding a benchmark" lists files that ex
 
 import re
 
-from evalpack.commands import catalog
+from evalpack.core import catalog
 from tests.conftest import REPO, TASKS_DIR
 
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -3,6 +3,8 @@
 
 import ast
 import graphlib
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,9 +12,6 @@ import pytest
 from tests.conftest import REPO
 
 MAX_LINES = 400
-# The one task hook allowed a models/ import: AlpacaEval's judge is a model the task drives
-# itself (its HTTP client is a model client, `evalpack.models.judge`).
-HOOK_EXCEPTIONS = {("evalpack.tasks.alpaca_eval", "evalpack.models.judge")}
 
 
 def module_name(root: Path, path: Path, package: str) -> str:
@@ -57,34 +56,97 @@ def graph(folder: str, package: str) -> dict[str, set[str]]:
 
 
 PACKAGE = graph("utils", "evalpack")
+FILES = {
+    module_name(REPO / "utils", p, "evalpack"): p
+    for p in (REPO / "utils").rglob("*.py")
+    if "__pycache__" not in p.parts
+}
+
+
+# The floors of the package, each with the packages it may import (the README's Layout says the
+# same in words). Every module of the package belongs to one floor; no exception stands.
+MAY_IMPORT = {
+    "evalpack.lmeval": set(),
+    "evalpack.core": {"evalpack.lmeval"},
+    "evalpack.sandbox": {"evalpack.core"},
+    "evalpack.execution": {"evalpack.sandbox", "evalpack.core"},
+    "evalpack.scoring": {"evalpack.core"},
+    "evalpack.models": {"evalpack.core"},
+    "evalpack.judges": {"evalpack.models", "evalpack.core"},
+    "evalpack.hooks": {
+        "evalpack.scoring",
+        "evalpack.execution",
+        "evalpack.judges",
+        "evalpack.core",
+    },
+    "evalpack.environments": {"evalpack.scoring", "evalpack.models", "evalpack.core"},
+    "evalpack.leaderboard": {
+        "evalpack.models",
+        "evalpack.judges",
+        "evalpack.core",
+        "evalpack.lmeval",
+    },
+    "evalpack.report": {"evalpack.leaderboard", "evalpack.scoring", "evalpack.core"},
+    "evalpack.cli": {
+        "evalpack.report",
+        "evalpack.leaderboard",
+        "evalpack.models",
+        "evalpack.core",
+        "evalpack.lmeval",
+    },
+}
+# The package's own `__init__` (the `verifiers` plugin) and `python -m evalpack`
+TOP = {"evalpack": {"evalpack.environments"}, "evalpack.__main__": {"evalpack.cli"}}
+# Shipped as source into a sandbox job's processes: the standard library and these only
+SHIPPED = "evalpack.hooks.bigcodebench"
+# BigCodeBench's own libraries, which shipped modules import where the job's values need them
+# (inside functions: a job that has them loaded; the job's installation has them all)
+JOB_LIBRARIES = {"numpy", "pandas", "matplotlib", "pytz"}
+SHIPPED_MAY_IMPORT = {
+    f"{SHIPPED}.job": {f"{SHIPPED}.job"},
+    f"{SHIPPED}.replay": {f"{SHIPPED}.job", f"{SHIPPED}.replay"},
+    f"{SHIPPED}.trusted": set(),
+}
 
 
 def under(module: str, *packages: str) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-def test_sandbox_and_scoring_import_no_models_or_commands():
-    bad = [
-        (m, t)
-        for m, targets in PACKAGE.items()
-        for t in targets
-        if under(m, "evalpack.sandbox", "evalpack.scoring")
-        and under(t, "evalpack.models", "evalpack.commands")
-    ]
+def floor(module: str, floors) -> str | None:
+    return next((f for f in floors if under(module, f)), None)
+
+
+def test_every_module_is_on_a_floor():
+    assert [m for m in PACKAGE if m not in TOP and floor(m, MAY_IMPORT) is None] == []
+
+
+def test_imports_point_down_the_floors():
+    bad = []
+    for module, targets in PACKAGE.items():
+        mine = floor(module, MAY_IMPORT)
+        allowed = TOP[module] if module in TOP else MAY_IMPORT[mine] | {mine}
+        bad += [(module, t) for t in targets if floor(t, MAY_IMPORT) not in allowed]
     assert bad == []
 
 
-def test_task_hooks_import_scoring_core_and_the_execution_api_only():
-    allowed = ("evalpack.scoring", "evalpack.core", "evalpack.execution", "evalpack.tasks")
-    bad = [
-        (m, t)
-        for m, targets in PACKAGE.items()
-        if under(m, "evalpack.tasks")
-        for t in targets
-        if not under(t, *allowed) and (m, t) not in HOOK_EXCEPTIONS
-    ]
+def test_what_is_shipped_into_a_job_imports_the_standard_library_and_its_siblings_only():
+    """Every module shipped into a job (as source: the candidate's, the replay's, the trusted
+    check's) imports only the standard library and the shipped modules its folder may import,
+    by any import statement, at any depth."""
+    shipped = {m: p for m, p in FILES.items() if floor(m, SHIPPED_MAY_IMPORT)}
+    assert len(shipped) >= 12  # job/, replay/, trusted/ (so that this cannot pass on nothing)
+    bad = []
+    for module, path in shipped.items():
+        allowed = SHIPPED_MAY_IMPORT[floor(module, SHIPPED_MAY_IMPORT)]
+        for name in imported(path, module):
+            top = name.split(".")[0]
+            if top == "evalpack":
+                if not (floor(name, SHIPPED_MAY_IMPORT) in allowed or name in allowed):
+                    bad.append((module, name))
+            elif top not in sys.stdlib_module_names and top not in JOB_LIBRARIES:
+                bad.append((module, name))
     assert bad == []
-    assert all(t in PACKAGE[m] for m, t in HOOK_EXCEPTIONS)  # no stale exception
 
 
 @pytest.mark.parametrize(("folder", "package"), [("utils", "evalpack"), ("tests", "tests")])
@@ -101,11 +163,14 @@ def test_no_import_cycle_and_no_module_over_400_lines(folder, package):
 
 
 def test_tests_are_laid_out_like_the_package():
-    """A test folder per subpackage, and one tests/tasks/test_<benchmark>.py per task folder."""
+    """A test folder per subpackage (the hooks' is tests/tasks/, one test_<benchmark>.py per task
+    folder), and no test module named after a round or an issue."""
     tests = REPO / "tests"
+    folders = {"hooks": "tasks"}
     packages = {p.name for p in (REPO / "utils").iterdir() if (p / "__init__.py").is_file()}
-    assert packages <= {p.name for p in tests.iterdir() if p.is_dir()}
+    assert {folders.get(p, p) for p in packages} <= {p.name for p in tests.iterdir() if p.is_dir()}
     benchmarks = {
         p.name for p in (REPO / "tasks").iterdir() if p.is_dir() and p.name != "__pycache__"
     }
     assert sorted(b for b in benchmarks if not (tests / "tasks" / f"test_{b}.py").is_file()) == []
+    assert [p.name for p in tests.rglob("test_*.py") if re.search(r"round|issue", p.stem)] == []

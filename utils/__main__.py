@@ -1,5 +1,5 @@
 """`python -m evalpack`: the `evalpack` command."""
 
-from .commands.cli import main
+from .cli.cli import main
 
 main()

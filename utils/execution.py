@@ -34,14 +34,14 @@ from functools import cache
 
 from .sandbox import pool
 from .sandbox.harness import CandidateFailure, Job, Verdict, run_jobs
-from .sandbox.limits import MAX_MESSAGE, MAX_VALUES, MEMORY_LIMIT, OUTPUT_CAP, PROCESS_LIMIT
+from .sandbox.limits import JOB_MEMORY_LIMIT, MAX_MESSAGE, MAX_VALUES, OUTPUT_CAP, PROCESS_LIMIT
 from .sandbox.pool import sandbox_processes
 from .sandbox.protocol import NotPlainData, from_wire, to_wire
 
 __all__ = [
+    "JOB_MEMORY_LIMIT",
     "MAX_MESSAGE",
     "MAX_VALUES",
-    "MEMORY_LIMIT",
     "OUTPUT_CAP",
     "PROCESS_LIMIT",
     "CandidateFailure",

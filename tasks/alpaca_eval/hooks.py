@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.alpaca_eval import (
+    from evalpack.hooks.alpaca_eval import (
         avg_length,
         discrete_win_rate,
         doc_to_text,

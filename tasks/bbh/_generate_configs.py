@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalpack.tasks import config_files
+from evalpack.hooks import config_files
 
 HERE = Path(__file__).resolve().parent
 SOURCE = (

@@ -6,14 +6,14 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.bigcodebench import (
+    from evalpack.hooks.bigcodebench.task import (
         doc_to_text,
         execute_samples,
         load,
         process_results,
         total,
     )
-    from evalpack.tasks.sampled import SampledTask
+    from evalpack.hooks.sampled import SampledTask
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

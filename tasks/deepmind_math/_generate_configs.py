@@ -4,7 +4,7 @@ anywhere: `python tasks/deepmind_math/_generate_configs.py`). The shared setting
 
 from pathlib import Path
 
-from evalpack.tasks import config_files
+from evalpack.hooks import config_files
 
 HERE = Path(__file__).resolve().parent
 GROUP = "deepmind_math_cot_tulu"

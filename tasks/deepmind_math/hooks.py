@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.deepmind_math import doc_to_text, load, process_results, score_docs
+    from evalpack.hooks.deepmind_math import doc_to_text, load, process_results, score_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.drop import (
+    from evalpack.hooks.drop import (
         doc_to_target,
         doc_to_text,
         process_docs,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.gpqa import (
+    from evalpack.hooks.gpqa import (
         doc_to_target,
         doc_to_text_llama3,
         doc_to_text_tulu,

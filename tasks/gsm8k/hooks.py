@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.gsm8k import (
+    from evalpack.hooks.gsm8k import (
         doc_to_target,
         doc_to_text,
         gsm8k_shots,

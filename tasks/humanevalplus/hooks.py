@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.humanevalplus import execute_samples, load, process_results, total
-    from evalpack.tasks.sampled import SampledTask
+    from evalpack.hooks.humanevalplus import execute_samples, load, process_results, total
+    from evalpack.hooks.sampled import SampledTask
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.ifeval import load, micro_mean, process_results, score_docs
+    from evalpack.hooks.ifeval import load, micro_mean, process_results, score_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

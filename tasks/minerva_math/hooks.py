@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.minerva_math import minerva_shots, process_results, score_docs
+    from evalpack.hooks.minerva_math import minerva_shots, process_results, score_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

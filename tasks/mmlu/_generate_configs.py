@@ -4,7 +4,7 @@ anywhere: `python tasks/mmlu/_generate_configs.py`). The shared settings are the
 
 from pathlib import Path
 
-from evalpack.tasks import config_files
+from evalpack.hooks import config_files
 
 HERE = Path(__file__).resolve().parent
 # cais/mmlu's 57 subject configs (OLMES's MMLU_SUBJECTS), alphabetical

@@ -4,7 +4,7 @@ anywhere: `python tasks/mmlu_pro/_generate_configs.py`). The shared settings are
 
 from pathlib import Path
 
-from evalpack.tasks import config_files
+from evalpack.hooks import config_files
 
 HERE = Path(__file__).resolve().parent
 # MMLU-Pro's `category` values in OLMES's order (oe_eval/data/mmlu_pro_categories.py)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.popqa import (
+    from evalpack.hooks.popqa import (
         doc_to_target,
         doc_to_text,
         popqa_shots,

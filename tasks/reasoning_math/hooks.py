@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.reasoning_math import (
+    from evalpack.hooks.reasoning_math import (
         ReasoningTask,
         load,
         process_results,

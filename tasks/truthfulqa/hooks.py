@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.truthfulqa import doc_to_choice, doc_to_text, process_docs, process_results
+    from evalpack.hooks.truthfulqa import doc_to_choice, doc_to_text, process_docs, process_results
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from evalpack.core import uv_settings
-from evalpack.tasks import bigcodebench_libs
+from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
 from tests.conftest import REPO
 
 

@@ -9,10 +9,10 @@ from lm_eval import simple_evaluate
 from lm_eval.api.instance import Instance
 from lm_eval.loggers import EvaluationTracker
 
+from evalpack.hooks.truthfulqa import olmes_choices
 from evalpack.models.backends import ServedChat, ServedCompletions
 from evalpack.models.loglikelihood import AlignmentError, split_pair, text_span
 from evalpack.models.replay import ReplayLM, index_loglikelihoods, loglikelihood_rows
-from evalpack.tasks.truthfulqa import olmes_choices
 from tests.conftest import DATA_DIR, read_jsonl, replay_eval, requires_shared, task_manager
 from tests.models.echo_stub import EchoStub, toy_greedy, toy_logprob, toy_tokens
 

@@ -323,7 +323,7 @@ def test_log_likelihood_fails_clearly_where_the_server_returns_no_prompt_logprob
 def test_the_leaderboard_plan_asks_the_real_server_what_it_can_do(server, tmp_path, monkeypatch):
     """`transformers serve` refuses `continue_final_message` and answers no echoed prompt
     log-probabilities: the plan finds both by asking it, before any pair starts."""
-    from evalpack.commands import plan
+    from evalpack.leaderboard import plan
 
     mirror = tmp_path / "mirror"
     mirror.mkdir()

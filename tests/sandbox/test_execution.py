@@ -11,7 +11,7 @@ import pytest
 
 from evalpack import execution
 from evalpack.execution import Job, from_wire, run_jobs, to_wire
-from evalpack.tasks import humaneval
+from evalpack.hooks import humaneval
 from tests.conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
 from tests.sandbox.conftest import (
     DISHONEST,

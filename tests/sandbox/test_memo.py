@@ -5,7 +5,7 @@ took, and verdicts are the ones the jobs get without it."""
 import pytest
 
 from evalpack.execution import Job, run_jobs
-from evalpack.tasks import humanevalplus
+from evalpack.hooks import humanevalplus
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
 from tests.sandbox.conftest import GENEROUS
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from evalpack.hooks import agi_eval
 from evalpack.scoring.mc_cot_answers import extract_agieval, scores
-from evalpack.tasks import agi_eval
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

@@ -19,9 +19,9 @@ from alpaca_eval import utils as ae_utils
 from alpaca_eval.metrics import get_length_controlled_winrate, glm_winrate
 
 from evalpack.core.data import DataError
-from evalpack.models.judge import JudgeClient, JudgeSettings
+from evalpack.hooks import alpaca_eval as hooks
+from evalpack.judges.client import JudgeClient, JudgeSettings
 from evalpack.scoring.alpaca_judge import ANNOTATOR, item_of, judge, leaderboard
-from evalpack.tasks import alpaca_eval as hooks
 from tests.conftest import BACKSTOP, FIXTURES, chat_requests, read_jsonl, replay_eval, task_manager
 from tests.models.judge_stub import JudgeStub, prompt_outputs
 
@@ -257,21 +257,6 @@ def test_without_the_glms_file_the_lc_win_rate_is_missing_not_fatal(tmp_path, mo
     assert math.isnan(scores["length_controlled_winrate"])
     assert "length-controlled win rate not computed (2 judged docs): DataError" in caplog.text
     assert "df_gamed.csv" in caplog.text
-
-
-def test_judge_settings_from_metadata_then_environment():
-    env = {"EVALPACK_JUDGE_MODEL": "env-model", "EVALPACK_JUDGE_CONCURRENCY": "3"}
-    resolved = JudgeSettings.resolve({"judge_model": "meta-model"}, environ=env)
-    assert resolved.model == "meta-model" and resolved.concurrency == 3
-    assert JudgeSettings(base_url="http://h:1/v1/").url == "http://h:1/v1/chat/completions"
-    assert JudgeSettings(base_url="http://h:1/v1/chat/completions").url.count("chat") == 1
-    with pytest.raises(ValueError, match="judge_modle"):
-        JudgeSettings.resolve({"judge_modle": "x"})
-    with pytest.raises(ValueError, match="concurrency"):
-        JudgeSettings.resolve({"judge_concurrency": "many"})
-    with pytest.raises(ValueError, match="not the key itself") as error:
-        JudgeSettings.resolve({"judge_api_key_env": "sk-proj-abc123"})
-    assert "sk-proj" not in str(error.value)
 
 
 def test_a_bad_row_is_one_clear_error(tmp_path, monkeypatch):

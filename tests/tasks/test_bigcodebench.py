@@ -2,7 +2,7 @@
 (sanitise against the entry point, code_prompt prepended) on hand-written completions, and
 BigCodeBench's unittest classes run in the sandbox (scratch folder, time limits, no network).
 
-Tests that execute need BigCodeBench's libraries (`python -m evalpack.tasks.bigcodebench_libs
+Tests that execute need BigCodeBench's libraries (`python -m evalpack.hooks.bigcodebench.libs
 install`); without them they skip, saying so."""
 
 import json
@@ -13,8 +13,9 @@ import pytest
 
 from evalpack import execution
 from evalpack.core.text import cut_at_stops
+from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
+from evalpack.hooks.bigcodebench import task as bigcodebench
 from evalpack.scoring.code_sanitize import code_extract, sanitize
-from evalpack.tasks import bigcodebench, bigcodebench_libs
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,
@@ -28,7 +29,7 @@ from tests.conftest import (
 requires_libs = pytest.mark.skipif(
     not bigcodebench_libs.installed(),
     reason=f"BigCodeBench's libraries are not installed in {bigcodebench_libs.folder()} "
-    "(python -m evalpack.tasks.bigcodebench_libs install)",
+    "(python -m evalpack.hooks.bigcodebench.libs install)",
 )
 FULL = "bigcode__bigcodebench/default/v0.1.2.jsonl"
 HARD = "bigcode__bigcodebench-hard/default/v0.1.2.jsonl"

@@ -12,8 +12,8 @@ import ast
 
 import pytest
 
-from evalpack.tasks import bigcodebench
-from evalpack.tasks.bigcodebench_answerless import answerless
+from evalpack.hooks.bigcodebench import task as bigcodebench
+from evalpack.hooks.bigcodebench.answerless import answerless
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
 
 # Hard whole, and every 8th task of the full set (the whole: benchmarks/bigcodebench.py --full)

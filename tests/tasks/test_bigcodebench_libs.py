@@ -1,9 +1,10 @@
-"""BigCodeBench's libraries folder (`python -m evalpack.tasks.bigcodebench_libs`): where it is,
+"""BigCodeBench's libraries folder (`python -m evalpack.hooks.bigcodebench.libs`): where it is,
 what counts as installed, and a missing or half-installed one."""
 
 import pytest
 
-from evalpack.tasks import bigcodebench, bigcodebench_libs
+from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
+from evalpack.hooks.bigcodebench import task as bigcodebench
 
 
 def test_missing_libraries_are_one_clear_error(monkeypatch, tmp_path):

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from evalpack import execution
-from evalpack.tasks import bigcodebench
+from evalpack.hooks.bigcodebench import task as bigcodebench
 
 TEST = """
 import os

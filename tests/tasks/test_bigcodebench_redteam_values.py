@@ -14,7 +14,7 @@ for a while, and the routes that stay open (tasks/bigcodebench/README.md, "Forge
   claimed in its record (a program that rewrites its record to claim them passes it); a
   program that reads its answers from the test passes the first run and fails the replay,
   whose record comes from a run of the test without its answers (where else answers could
-  be read: test_bigcodebench_answers.py).
+  be read: test_bigcodebench_answers_out_of_reach.py).
 
 The jobs need numpy and pandas (the pack's own), not BigCodeBench's libraries."""
 
@@ -23,7 +23,7 @@ import os
 import pytest
 
 from evalpack import execution
-from evalpack.tasks import bigcodebench
+from evalpack.hooks.bigcodebench import task as bigcodebench
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 EQUAL = """
@@ -344,7 +344,7 @@ CLAIMS = REMAINS["raw memory through numpy"].replace(
     "        recording = (frame.f_locals.get('box') or {}).get('recording')\n"
     "        if recording and '_fill' not in vars(recording):\n"
     "            fill = recording._fill\n"
-    "            encode = sys.modules['evalpack.tasks.bigcodebench_codec'].encode\n"
+    "            encode = sys.modules['evalpack.hooks.bigcodebench.job.codec'].encode\n"
     "            def claim(entry, args, kwargs, result, raised):\n"
     "                fill(entry, args, kwargs, result, raised)\n"
     "                entry['value'] = encode([2 * args[0], None])\n"

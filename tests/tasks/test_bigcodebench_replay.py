@@ -17,8 +17,9 @@ import sys
 
 import pytest
 
-from evalpack.tasks import bigcodebench_libs, bigcodebench_replay
-from evalpack.tasks.bigcodebench_codec import decode, encode
+from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
+from evalpack.hooks.bigcodebench.job.codec import decode, encode
+from evalpack.hooks.bigcodebench.replay import run as bigcodebench_replay
 
 requires_libs = pytest.mark.skipif(
     not bigcodebench_libs.installed(),
@@ -35,7 +36,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt, numpy as np, pandas as pd, pytz, rsa, seaborn as sns
 from sklearn.linear_model import LinearRegression
-from evalpack.tasks.bigcodebench_codec import decode, encode
+from evalpack.hooks.bigcodebench.job.codec import decode, encode
 
 def again(value):
     return decode(json.loads(json.dumps(encode(value))))

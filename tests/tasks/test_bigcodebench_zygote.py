@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from evalpack import execution
+from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
+from evalpack.hooks.bigcodebench import task as bigcodebench
 from evalpack.sandbox import pool
-from evalpack.tasks import bigcodebench, bigcodebench_libs
 from tests.tasks.test_bigcodebench import requires_libs, synthetic_doc
 
 # the libraries' own versions (requirements-eval.txt), loaded before the job's code ran, changed

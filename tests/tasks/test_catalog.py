@@ -15,7 +15,7 @@ from lm_eval.api.task import TaskConfig
 from lm_eval.tasks._index import TaskIndex
 from lm_eval.tasks._yaml_loader import load_yaml
 
-from evalpack.commands import catalog
+from evalpack.core import catalog
 from evalpack.core.resources import suites_file
 from tests.conftest import REPO, TASKS_DIR
 
@@ -24,7 +24,7 @@ SUITES = TASKS_DIR / "suites.yaml"
 YAML_FILES = sorted(
     p for p in TASKS_DIR.rglob("*.yaml") if not p.name.startswith("_") and p != SUITES
 )
-HOOKS = "evalpack.tasks."
+HOOKS = "evalpack.hooks."
 PACK_NAMES = sorted(name for name, e in INDEX.items() if e.yaml_path is not None)
 
 

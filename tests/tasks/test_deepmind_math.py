@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from evalpack.commands.report import prefix_scores
+from evalpack.hooks import deepmind_math
+from evalpack.report.report import prefix_scores
 from evalpack.scoring.deepmind_answers import score_deepmind
-from evalpack.tasks import deepmind_math
 from tests.conftest import (
     OLMES_REF,
     REPO,
@@ -69,7 +69,7 @@ def test_the_generator_lists_the_56_categories_in_order():
 def test_the_group_builds_with_5600_docs_and_its_metadata(loaded):
     assert loaded["group_map"] == {GROUP: [f"{GROUP}_{c}" for c in CATEGORIES]}
     assert {len(task.eval_docs) for task in loaded["tasks"].values()} == {100}
-    from evalpack.commands import catalog
+    from evalpack.core import catalog
 
     facts = catalog.facts(GROUP)
     assert facts["primary"] == {"metric": "exact_match", "filter": "olmes"}
@@ -266,8 +266,8 @@ def test_area_breakdown_is_the_mean_of_its_categories():
     scores = {"ckpt": {"algebra__linear_1d": 0.5, "algebra__linear_2d": 0.25, "numbers__gcd": 1}}
     assert prefix_scores(scores, "__") == {"ckpt": {"algebra": 0.375, "numbers": 1.0}}
     # through the report: the group's declared breakdowns, by category and by area
-    from evalpack.commands.render import grid_table
-    from evalpack.commands.report import breakdowns
+    from evalpack.report.render import grid_table
+    from evalpack.report.report import breakdowns
 
     results = {
         f"{GROUP}_{c}": {"exact_match,olmes": float(c == "calculus__differentiate")}

@@ -10,9 +10,9 @@ import random
 import pytest
 
 from evalpack.core import data
+from evalpack.hooks import drop
 from evalpack.models.replay import render_messages
 from evalpack.scoring import drop_f1
-from evalpack.tasks import drop
 from tests.conftest import FIXTURES, replay_eval, task_manager
 
 REFERENCE = json.loads((FIXTURES / "olmes_reference.json").read_text(encoding="utf-8"))

@@ -5,7 +5,7 @@ import importlib.util
 
 import pytest
 
-from evalpack.tasks import config_files
+from evalpack.hooks import config_files
 from tests.conftest import REPO
 
 GENERATORS = sorted(REPO.glob("tasks/*/_generate_configs.py"))

@@ -15,9 +15,9 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
+from evalpack.hooks import gpqa
 from evalpack.scoring import mc_cot_answers
 from evalpack.scoring.mc_cot_answers import extract_gpqa, extract_gpqa_llama3
-from evalpack.tasks import gpqa
 from tests.conftest import OLMES_REF, REPO, SHARED, by_doc, chat_requests, read_jsonl, replay_eval
 from tests.models.http_stub import LocalServer
 

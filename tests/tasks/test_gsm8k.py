@@ -10,8 +10,8 @@ import pytest
 
 from evalpack.core import fewshot
 from evalpack.core.bounded import time_limit
+from evalpack.hooks import gsm8k as tasks_gsm8k
 from evalpack.scoring import gsm8k_answers as answers
-from evalpack.tasks import gsm8k as tasks_gsm8k
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from evalpack.tasks import humaneval as tasks_code
-from evalpack.tasks.humaneval import STOP_STRINGS, extract_program
+from evalpack.hooks import humaneval as tasks_code
+from evalpack.hooks.humaneval import STOP_STRINGS, extract_program
 from tests.conftest import (
     OUTPUTS,
     chat_requests,

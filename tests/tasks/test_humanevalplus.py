@@ -8,7 +8,7 @@ import json
 import pytest
 
 from evalpack import execution
-from evalpack.tasks import humaneval, humanevalplus
+from evalpack.hooks import humaneval, humanevalplus
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

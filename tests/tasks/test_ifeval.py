@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from evalpack.core.data import DataError
+from evalpack.hooks import ifeval as tasks_ifeval
 from evalpack.scoring.ifeval import checkers, resources
-from evalpack.tasks import ifeval as tasks_ifeval
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

@@ -3,7 +3,7 @@ test_reasoning_math.py)."""
 
 import json
 
-from evalpack.tasks.minerva_math import minerva_shots
+from evalpack.hooks.minerva_math import minerva_shots
 from tests.conftest import chat_requests, olmes_requests, requires_shared, task_manager
 
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from evalpack.hooks import minerva_math as tasks_math
 from evalpack.scoring import math_answers
-from evalpack.tasks import minerva_math as tasks_math
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

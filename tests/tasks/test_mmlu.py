@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from evalpack.hooks import mmlu
 from evalpack.scoring.multiple_choice import extract_cot_letter, mc_scores
-from evalpack.tasks import mmlu
 from tests.conftest import (
     BACKSTOP,
     DATA_DIR,

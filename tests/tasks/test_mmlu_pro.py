@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from evalpack.core.data import DataError
+from evalpack.hooks import mmlu_pro
 from evalpack.models.requests import render_messages
-from evalpack.tasks import mmlu_pro
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,
@@ -243,8 +243,8 @@ def test_llama_group_is_the_micro_mean_over_docs(mirror, rows, tmp_path):
 def test_evalpack_run_offline_macro_mean_and_report_by_category(rows, tmp_path):
     """`evalpack run` with `replay` on the mirror (no hub): the tulu3 group is the macro mean
     over categories; the report shows it and one breakdown row per category."""
-    from evalpack.commands import render
-    from evalpack.commands import report as reports
+    from evalpack.report import render
+    from evalpack.report import report as reports
 
     replay, samples = replay_rows("mmlu_pro_cot_tulu", rows, "Therefore, the answer is ({}).")
     out = tmp_path / "run"
@@ -252,7 +252,7 @@ def test_evalpack_run_offline_macro_mean_and_report_by_category(rows, tmp_path):
     command = [
         sys.executable,
         "-m",
-        "evalpack.commands.cli",
+        "evalpack.cli.cli",
         "run",
         "--model",
         "replay",

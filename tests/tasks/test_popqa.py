@@ -12,8 +12,8 @@ import sys
 import pytest
 
 from evalpack.core import data, fewshot
+from evalpack.hooks import popqa
 from evalpack.scoring.popqa_match import matching_alias, olmes_match
-from evalpack.tasks import popqa
 from tests.conftest import FIXTURES, chat_requests, replay_eval, task_manager
 
 REFERENCE = json.loads((FIXTURES / "olmes_reference.json").read_text(encoding="utf-8"))

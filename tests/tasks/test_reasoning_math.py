@@ -5,8 +5,8 @@ import json
 import pytest
 
 from evalpack.core import data
-from evalpack.tasks import reasoning_math as tasks_reasoning
-from evalpack.tasks.reasoning_math import as_integer, extract_answer
+from evalpack.hooks import reasoning_math as tasks_reasoning
+from evalpack.hooks.reasoning_math import as_integer, extract_answer
 from tests.conftest import replay_eval, requires_shared, task_manager
 
 

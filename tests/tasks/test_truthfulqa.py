@@ -9,7 +9,7 @@ import pytest
 
 from evalpack.core import fewshot
 from evalpack.core.data import DataError
-from evalpack.tasks import truthfulqa
+from evalpack.hooks import truthfulqa
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

@@ -1,7 +1,7 @@
 """uv's settings for installing what this machine's pip would install.
 
 `make` sets the venv up with uv (parallel, with its own cache), and BigCodeBench's libraries are
-installed with the venv's uv where it has one (`evalpack.tasks.bigcodebench_libs`). uv does not
+installed with the venv's uv where it has one (`evalpack.hooks.bigcodebench.libs`). uv does not
 read pip's configuration, so these settings hand it over:
 
 * where pip looks: its index, extra indexes, find-links folders, constraint files, CA file,

@@ -30,7 +30,7 @@ from verifiers.v1.utils.loaders import resolve_env_config
 
 from ..core.text import cut_at_stops
 from ..models.requests import continues_assistant
-from ..models.served import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
+from ..models.wire import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
 from . import batching, scoring
 from . import rows as rows_module
 

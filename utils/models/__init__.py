@@ -1,3 +1,3 @@
 """Model backends: `replay` (offline), the served-model backends and the `resumable` wrapper
 (`registry.register()` registers them all with lm-eval), `pooled` (a leaderboard worker's
-`resumable` sharing one loaded model) and the AlpacaEval judge's client (`judge`)."""
+`resumable` sharing one loaded model)."""

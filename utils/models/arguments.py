@@ -3,8 +3,9 @@ know, so a misspelt `base_ur=` would only show up later as a missing `base_url`.
 
 from __future__ import annotations
 
-import difflib
 import inspect
+
+from ..core.suggest import did_you_mean
 
 
 def backend_label(lm) -> str:
@@ -44,9 +45,5 @@ def check_model_args(lm, kwargs: dict) -> None:
     known = accepted_args(type(lm))
     unknown = [name for name in kwargs if name not in known]
     if unknown:
-        named = ", ".join(
-            f"{name}="
-            + "".join(f" (did you mean {m}=?)" for m in difflib.get_close_matches(name, known, n=1))
-            for name in unknown
-        )
+        named = ", ".join(f"{n}={did_you_mean(n, known, show='{}='.format)}" for n in unknown)
         raise ValueError(f"bad --model_args for {backend_label(lm)}: {named}")

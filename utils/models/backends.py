@@ -24,14 +24,8 @@ from .chat_render import LocalTemplate
 from .http import field
 from .loglikelihood import CompletionsLoglikelihood, NoLoglikelihood
 from .requests import GenerationOnly, continues_assistant, stop_strings
-from .served import (
-    CONTINUE_FIELDS,
-    OPENAI_MAX_STOPS,
-    Job,
-    ServedGeneration,
-    sampling_options,
-    stop_field,
-)
+from .served import Job, ServedGeneration
+from .wire import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
 
 
 class _TemplateAPIServing(ServedGeneration):

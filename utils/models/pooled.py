@@ -1,6 +1,6 @@
 """The `resumable-pooled` model: `resumable` with the wrapped model loaded once per process.
 
-A leaderboard worker (`evalpack.commands.worker`) runs a checkpoint's tasks one after the other
+A leaderboard worker (`evalpack.leaderboard.worker`) runs a checkpoint's tasks one after the other
 (a served model's side by side), each an ordinary `evalpack run` under this model name; every
 run that names the same model and arguments gets the model the first one loaded.
 """

@@ -39,6 +39,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from ..core.data import read_jsonl
+from ..core.suggest import did_you_mean
 from ..core.text import cut_at_stops
 from .requests import render_messages, repeat_numbers
 
@@ -143,14 +144,10 @@ ARGUMENTS = ("completions", "from_doc", "missing", "request_log")
 
 def unknown_arguments(options: dict) -> None:
     """A model argument replay does not take is an error naming it (and what it may mean)."""
-    import difflib
 
     unknown = [name for name in options if name not in BACKEND_OPTIONS]
     if unknown:
-        guesses = {n: difflib.get_close_matches(n, ARGUMENTS, n=1) for n in unknown}
-        named = ", ".join(
-            f"{n}=" + (f" (did you mean {g[0]}=?)" if g else "") for n, g in guesses.items()
-        )
+        named = ", ".join(f"{n}={did_you_mean(n, ARGUMENTS, show='{}='.format)}" for n in unknown)
         raise ValueError(
             f"bad --model_args for replay: {named}; it takes "
             f"{', '.join(a + '=' for a in ARGUMENTS)}"

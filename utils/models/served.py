@@ -32,7 +32,6 @@ What lm-eval's own API backends get wrong, and these do not:
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -50,17 +49,12 @@ from .http import BadResponse, post_json, reported_context
 from .outage import Outage, is_connection_failure
 from .requests import default_base_seed, repeat_numbers, request_seed, stop_strings
 from .slots import Slots, stream_priority
+from .wire import CONTINUE_FIELDS
 
 log = logging.getLogger(__name__)
 
 CACHE_ATTR = "evalpack-served"  # cache-key namespace, apart from lm-eval's per-args keys
-SAMPLING_ONLY = ("top_p", "top_k", "min_p")  # dropped for greedy decoding
-OPENAI_MAX_STOPS = 4
 INTERRUPT_GRACE = 3.0  # seconds to collect answers in flight after Ctrl-C
-CONTINUE_FIELDS = {
-    "vllm": {"continue_final_message": True, "add_generation_prompt": False},
-    "sglang": {"continue_final_message": True},
-}
 
 
 class ServedRequestError(RuntimeError):
@@ -107,21 +101,6 @@ def plan_jobs(requests_: list, base_seed: int) -> list[Job]:
         )
         for index, (request, repeat) in enumerate(zip(requests_, repeat_numbers(requests_)))
     ]
-
-
-def sampling_options(gen_kwargs: dict, default_max_tokens: int) -> dict:
-    """Generation settings in OpenAI terms (`max_tokens`, `temperature`, extras), reconciled:
-    greedy (`do_sample: false`, or temperature 0) is temperature 0 with no sampling knobs."""
-    options = copy.deepcopy(gen_kwargs)
-    options.pop("until", None)
-    do_sample = options.pop("do_sample", None)
-    max_tokens = options.pop("max_tokens", options.pop("max_gen_toks", default_max_tokens))
-    temperature = float(options.pop("temperature", 1.0 if do_sample else 0.0))
-    if do_sample is False or temperature == 0:
-        temperature = 0.0
-        for knob in SAMPLING_ONLY:
-            options.pop(knob, None)
-    return {"max_tokens": int(max_tokens), "temperature": temperature, **options}
 
 
 class Pacer:
@@ -379,9 +358,3 @@ class ServedGeneration:
     def _post(self, payload: dict, dispatch: Dispatch | None = None):
         self.pacer.wait(dispatch)
         return post_json(self.url, payload, self.request_headers(), self.timeout)
-
-
-def stop_field(stops: list[str], limit: int | None = None) -> dict:
-    """The `stop` field to send: none at all without stop strings (some servers fail on an
-    empty list), at most `limit` of them where the server caps them (the rest are cut here)."""
-    return {"stop": stops[:limit]} if stops else {}

@@ -1,6 +1,6 @@
 """One model's requests in flight, shared by every run that uses it at the same time.
 
-A leaderboard worker that streams a checkpoint (`evalpack.commands.stream`) runs its tasks side
+A leaderboard worker that streams a checkpoint (`evalpack.leaderboard.stream`) runs its tasks side
 by side against one served model. Each task's `generate_until` sends on its own threads, but
 `Slots` holds the model's concurrency (`num_concurrent`) for all of them together: the server
 gets that many requests at once, not that many per task, and a free slot goes to the waiting

@@ -6,7 +6,7 @@ everything a candidate starts, is in it from its first instruction. Between jobs
 holds only the zygote (a few tens of MiB; about 120 MiB where its prelude loaded
 BigCodeBench's libraries, which its candidates share), so its limits are the job's limits:
 
-* memory: MEMORY_LIMIT for all processes of the job together, page cache, tmpfs and memfd
+* memory: JOB_MEMORY_LIMIT for all processes of the job together, page cache, tmpfs and memfd
   pages and kernel memory included, no swap; past it the kernel's OOM killer kills the job's
   largest candidate process (candidates have oom_score_adj 1000, the zygote 0); on v1, TCP
   socket buffers apart, at most TCP_MEMORY_LIMIT (past it the job's sockets wait for room);
@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .limits import MEMORY_LIMIT, PROCESS_LIMIT, TCP_MEMORY_LIMIT
+from .limits import JOB_MEMORY_LIMIT, PROCESS_LIMIT, TCP_MEMORY_LIMIT
 
 ROOT = "/sys/fs/cgroup"
 PARENT = "evalpack"
@@ -126,8 +126,8 @@ def return_to(previous: dict[str, str]) -> None:
 def _limits(version: int) -> list[tuple[str, str]]:
     if version == 1:
         return [
-            ("memory.limit_in_bytes", str(MEMORY_LIMIT)),
-            ("memory.memsw.limit_in_bytes", str(MEMORY_LIMIT)),
+            ("memory.limit_in_bytes", str(JOB_MEMORY_LIMIT)),
+            ("memory.memsw.limit_in_bytes", str(JOB_MEMORY_LIMIT)),
             ("memory.kmem.tcp.limit_in_bytes", str(TCP_MEMORY_LIMIT)),
             ("memory.swappiness", "0"),
             ("cpu.shares", "1024"),
@@ -136,7 +136,7 @@ def _limits(version: int) -> list[tuple[str, str]]:
             ("pids.max", str(PROCESS_LIMIT + 1)),
         ]
     return [
-        ("memory.max", str(MEMORY_LIMIT)),
+        ("memory.max", str(JOB_MEMORY_LIMIT)),
         ("memory.swap.max", "0"),
         ("cpu.weight", "100"),
         ("cpu.max", f"{CPU_PERIOD_US} {CPU_PERIOD_US}"),

@@ -37,7 +37,7 @@ from . import fresh, pool, view
 from .budget import Budget, CandidateFailure
 from .errors import as_exception
 from .jobs import Job, Verdict
-from .limits import KILL_GRACE, MEMORY_LIMIT, MRO_SENT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
+from .limits import JOB_MEMORY_LIMIT, KILL_GRACE, MRO_SENT, OUTPUT_CAP, WALL_EXTRA, WALL_FACTOR
 from .memo import Definitions, memo_for
 from .messages import encode_message, message_size
 from .plans import Plan, fingerprint, plan_for
@@ -253,7 +253,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     verdict.memo_seconds = budget.charged
     if slot.memory_killed():
         verdict.limit = "memory"
-        verdict.reason += f" (the job reached its memory limit, {MEMORY_LIMIT / 2**30:g} GiB)"
+        verdict.reason += f" (the job reached its memory limit, {JOB_MEMORY_LIMIT / 2**30:g} GiB)"
     return verdict
 
 

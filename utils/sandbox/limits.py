@@ -8,12 +8,12 @@ MRO_SENT = 16  # classes of a candidate's exception named to the trusted side (i
 PLANS_KEPT = 4  # planned-call lists a zygote keeps for later jobs (it counts against the memory
 #                 limit of the slot: a HumanEval+ plan decodes to a few MB at most)
 MEMO_BYTES = 128 * 1024**2  # memoized results a trusted worker keeps (of one test: see `memo`)
-MEMORY_LIMIT = 2 * 1024**3  # per job with cgroups (all its processes, memfd and tmpfs included);
-#                             also every process's address space (RLIMIT_AS)
+JOB_MEMORY_LIMIT = 2 * 1024**3  # per job with cgroups (all its processes, memfd and tmpfs included)
+PROCESS_ADDRESS_LIMIT = 2 * 1024**3  # every process's address space (RLIMIT_AS), cgroups or not
 # per job with cgroups v1, its TCP socket buffers (a BigCodeBench job's loopback): v1 leaves them
 # out of the memory limit and counts them against the host-wide net.ipv4.tcp_mem, which one job
 # filling its loopback could exhaust for every TCP socket on the machine; v2 counts them in
-# MEMORY_LIMIT. Slots times this stays far below tcp_mem (2.2 GiB on this 24 GiB machine).
+# JOB_MEMORY_LIMIT. Slots times this stays far below tcp_mem (2.2 GiB on this 24 GiB machine).
 TCP_MEMORY_LIMIT = 64 * 1024**2
 FILE_SIZE_LIMIT = 16 * 1024**2
 OPEN_FILES_LIMIT = 64

@@ -44,10 +44,10 @@ from .limits import (
     CANDIDATE_ENV,
     FALLBACK,
     FILE_SIZE_LIMIT,
-    MEMORY_LIMIT,
     MRO_SENT,
     OPEN_FILES_LIMIT,
     OUTPUT_CAP,
+    PROCESS_ADDRESS_LIMIT,
     PROCESS_LIMIT,
 )
 from .messages import encode_message, read_message, receive_message, remember
@@ -135,7 +135,7 @@ def _close_socket_layer() -> None:
 
 def _limit_resources(cpu_seconds: int) -> None:
     for limit, value in (
-        (resource.RLIMIT_AS, MEMORY_LIMIT),
+        (resource.RLIMIT_AS, PROCESS_ADDRESS_LIMIT),
         (resource.RLIMIT_CPU, cpu_seconds),
         (resource.RLIMIT_FSIZE, FILE_SIZE_LIMIT),
         (resource.RLIMIT_NOFILE, OPEN_FILES_LIMIT),

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.agi_eval import doc_to_target, doc_to_text, load, process_results
+    from evalpack.hooks.agi_eval import doc_to_target, doc_to_text, load, process_results
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

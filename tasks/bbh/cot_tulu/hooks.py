@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.bbh import process_results_release
+    from evalpack.hooks.bbh import process_results_release
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.bbh import BBHTask, process_results_cot_v1, score_docs
+    from evalpack.hooks.bbh import BBHTask, process_results_cot_v1, score_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.mmlu import doc_to_target_cot, doc_to_text_cot, process_results_cot
+    from evalpack.hooks.mmlu import doc_to_target_cot, doc_to_text_cot, process_results_cot
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

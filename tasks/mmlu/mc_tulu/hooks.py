@@ -7,7 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.core.data import load
-    from evalpack.tasks.mmlu import MMLUTask, doc_to_choice, doc_to_text, process_results_mc
+    from evalpack.hooks.mmlu import MMLUTask, doc_to_choice, doc_to_text, process_results_mc
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

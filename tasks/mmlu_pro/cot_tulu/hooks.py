@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.mmlu_pro import (
+    from evalpack.hooks.mmlu_pro import (
         doc_to_target,
         doc_to_text_tulu3,
         load,

@@ -1,5 +1,5 @@
 """AlpacaEval 2 judging with a served, OpenAI-compatible judge (see `annotate`, `metrics`; the
-judge's HTTP client is a model client: `evalpack.models.judge`)."""
+judge's HTTP client is a model client: `evalpack.judges.client`)."""
 
 from .annotate import ANNOTATOR, judge
 from .metrics import METRICS, item_of, leaderboard, metric

@@ -1,7 +1,7 @@
 """AlpacaEval 2 judgements as OLMES makes them (`alpaca_eval_v2::tulu`): the `alpaca-eval`
 package's own pairwise annotator `weighted_alpaca_eval_gpt4_turbo` (its prompt, its seeded
 random order of the two outputs, its log-probability parser), with the requests sent through
-a judge client (`evalpack.models.judge.JudgeClient`: `judge_all(payloads)`, `settings.model`)
+a judge client (`evalpack.judges.client.JudgeClient`: `judge_all(payloads)`, `settings.model`)
 instead of the package's OpenAI decoder.
 
 As in OLMES: the reference outputs are the dataset rows (`instruction`, `output`,

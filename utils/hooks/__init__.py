@@ -1,0 +1,5 @@
+"""The tasks' hooks: the Python behind the task YAML in `tasks/` (each folder's `hooks.py`
+imports its functions from here). One module per benchmark: `custom_dataset`, prompts, filters,
+`process_results`; `sampled` (a task with `repeats`), `config_files` (what the per-subtask YAML
+generators share); `bigcodebench/` is a package of its own (it ships code into sandbox jobs).
+Hooks import `core`, `scoring`, `execution` and `judges` only."""

@@ -1,0 +1,2 @@
+"""Shipped into a BigCodeBench job's process, beside the candidate: standard library and
+siblings only."""

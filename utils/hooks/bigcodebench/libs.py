@@ -1,0 +1,142 @@
+"""BigCodeBench's libraries, kept apart from the pack's environment.
+
+BigCodeBench's tests were written against its pinned evaluation requirements (numpy 1.x,
+pandas 2.0, matplotlib 3.7, ...), which cannot share one environment with the pack's own
+dependencies (lm-eval's `datasets` needs pyarrow, which needs numpy 2). They are installed with
+pip into one folder inside the virtual environment, `<sys.prefix>/bigcodebench-libs`, which the
+sandbox already shows its candidates read-only (it shows them the whole environment), and only
+BigCodeBench's programs put it first on their path. Nothing of the sandbox changes.
+
+    python -m evalpack.hooks.bigcodebench.libs install   # pip install --target <folder> -r ...
+                                                         # (uv's, where the venv has uv)
+    python -m evalpack.hooks.bigcodebench.libs path      # where they are (or would be)
+
+The install also puts the NLTK data BigCodeBench's NLP tasks load (`punkt`, `stopwords`) into
+`<folder>/nltk_data`, which their jobs get as `NLTK_DATA`: the programs download it themselves
+(`nltk.download`), which a job cannot (no network). The files are NLTK's own, unchanged, as the
+PyPI wheel of llama-index-core 0.10.30 vendors them (pinned by its sha256 below).
+
+`EVALPACK_BIGCODEBENCH_LIBS` names another folder (it must lie inside the Python installation
+or the venv: the sandbox shows candidates nothing else).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from importlib import resources
+from pathlib import Path
+
+from ...core import uv_settings
+
+ENV = "EVALPACK_BIGCODEBENCH_LIBS"
+MARKER = "numpy"  # a folder without it has not been installed
+NLTK_DATA = "nltk_data"  # inside the folder
+# NLTK's `punkt` and `stopwords` packages, unchanged, as this wheel vendors them (NLTK data,
+# Apache-2.0); the members under NLTK_DATA_IN_WHEEL are copied, macOS's .DS_Store left out.
+NLTK_WHEEL = "llama-index-core==0.10.30"
+NLTK_WHEEL_SHA256 = "2f291ce2975f9dbf0ea87d684d3d8122ce216265f468f32baa2cf4ecfb34ed2a"
+NLTK_DATA_IN_WHEEL = "llama_index/core/_static/nltk_cache/"
+NLTK_PACKAGES = ("corpora/stopwords/", "tokenizers/punkt/")
+
+
+def folder() -> Path:
+    return Path(os.environ.get(ENV) or Path(sys.prefix) / "bigcodebench-libs").resolve()
+
+
+def installed() -> bool:
+    """The libraries and the NLTK data (a folder installed before the data was added lacks
+    it: `install` again rather than fail the NLP tasks quietly)."""
+    return (folder() / MARKER).is_dir() and nltk_data().is_dir()
+
+
+def requirements_file() -> Path:
+    return Path(
+        str(resources.files("evalpack.task_configs") / "bigcodebench" / "requirements-eval.txt")
+    )
+
+
+def nltk_data() -> Path:
+    return folder() / NLTK_DATA
+
+
+def install() -> int:
+    """pip install the pinned requirements, then the NLTK data, into a sibling of the folder
+    that is renamed into place only when both succeeded (an interrupted install leaves no
+    folder that `installed()` would take for a whole one; a failed one leaves nothing); the
+    first failing step's exit status. The folder it replaces is moved aside before, and
+    deleted after, so that it is never seen half deleted."""
+    target = folder()
+    staging, old = (target.with_name(f"{target.name}.{end}") for end in ("partial", "old"))
+    for leftover in (staging, old):  # from an install that was killed
+        shutil.rmtree(leftover, ignore_errors=True)
+    status = install_libraries(staging) or install_nltk_data(staging / NLTK_DATA)
+    if status:
+        shutil.rmtree(staging, ignore_errors=True)
+        return status
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    return 0
+
+
+def install_libraries(target: Path) -> int:
+    command, env = pip_install()
+    command += ["--quiet", "--target", str(target), "-r", str(requirements_file())]
+    return subprocess.call(command, env=env)
+
+
+def pip_install() -> tuple[list[str], dict[str, str] | None]:
+    """The install command and its environment: uv's `pip install` where uv is installed beside
+    this interpreter (`make test` installs it: the same versions, faster), given this machine's
+    pip settings (`uv_settings`), else pip's own."""
+    uv = Path(sys.executable).with_name("uv")
+    if uv.is_file():
+        env = {**os.environ, **uv_settings.uv_settings()}
+        return [str(uv), "pip", "install", "--python", sys.executable], env
+    # the folder is a world of its own: the venv's pins do not apply
+    return [sys.executable, "-m", "pip", "install", "--no-warn-conflicts"], None
+
+
+def install_nltk_data(target_folder: Path) -> int:
+    """Download the pinned wheel (no dependencies), check its sha256, copy the NLTK packages
+    out of it into `target_folder`."""
+    with tempfile.TemporaryDirectory() as scratch:
+        command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps"]
+        status = subprocess.call(command + ["--only-binary=:all:", "-d", scratch, NLTK_WHEEL])
+        if status:
+            return status
+        (wheel,) = Path(scratch).glob("*.whl")
+        digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        if digest != NLTK_WHEEL_SHA256:
+            print(f"{wheel.name}: sha256 {digest}, expected {NLTK_WHEEL_SHA256}", file=sys.stderr)
+            return 1
+        with zipfile.ZipFile(wheel) as archive:
+            for name in archive.namelist():
+                inner = name.removeprefix(NLTK_DATA_IN_WHEEL)
+                if inner.startswith(NLTK_PACKAGES) and not name.endswith(("/", ".DS_Store")):
+                    target = target_folder / inner
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.read(name))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["path"]:
+        print(folder())
+        return 0
+    if args == ["install"]:
+        return install()
+    print("usage: python -m evalpack.hooks.bigcodebench.libs install|path", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

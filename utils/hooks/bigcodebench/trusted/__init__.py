@@ -1,0 +1,1 @@
+"""Shipped into the sandbox's trusted side of a BigCodeBench job: standard library only."""

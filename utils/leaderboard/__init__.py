@@ -1,0 +1,8 @@
+"""The leaderboard engine: many checkpoints x a suite, resumable, locally or on Ray.
+
+checkpoints (models.yaml checks) + gen_settings (a checkpoint's gen_kwargs), plan (what can run,
+before the run) + probes (servers and judges asked once), board (the run: units, retries,
+progress), retries, outcome (a NaN primary metric is a failure), executors (local), ray_dispatch
++ ray_address (Ray), worker (one checkpoint's model, its tasks in turn), stream (a served
+checkpoint's tasks side by side), rundirs (the board's folders and markers), progress,
+inprocess (lm-eval commands run in this process). Imports core, lmeval, models, judges."""
