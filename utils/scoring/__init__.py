@@ -1,0 +1,5 @@
+"""Answer extraction and metrics, pure functions of strings (OLMES's rules, quirks included):
+one module per family (math_extract + math_answers, bbh_answers, gsm8k_answers, deepmind_answers
++ sympy_guard, drop_f1, popqa_match, multiple_choice, mc_cot_answers, mmlu_pro_answers,
+code_sanitize), ifeval/ (the checkers and their NLTK data), alpaca_judge/ (annotator,
+metrics), sampling_metrics (pass@k, maj@k) and paired (paired bootstrap, sign-flip test)."""
