@@ -7,7 +7,7 @@ of BigCodeBench-Hard (148) or the full set (1,140, --full), run with each task's
 - evalpack: one `run_jobs` batch (every sandbox layer this host allows: see the line printed);
 - baseline: BigCodeBench's `untrusted_check` way, a process forked per program from a driver
   that has the benchmark's libraries on its path, one per core at a time, the same runner
-  (`bigcodebench_runner`, with its guard) inside, a wall-clock limit per program, no
+  (`job/runner.py`, with its guard) inside, a wall-clock limit per program, no
   isolation.
 
 Both print time, programs/s, pass rate and failures by cause, then the tasks that fail, with
@@ -201,7 +201,7 @@ def run_baseline(docs: list[dict], timeout: float, workdir: Path) -> tuple[float
         capture_output=True,
         text=True,
         cwd=workdir,
-        # the NLTK data the sandbox's runner gives its programs (bigcodebench_runner)
+        # the NLTK data the sandbox's runner gives its programs (job/runner.py)
         env={**os.environ, "TMPDIR": str(workdir), "NLTK_DATA": str(bigcodebench_libs.nltk_data())},
     )
     seconds = time.perf_counter() - start

@@ -41,10 +41,10 @@ RUN = [
 # the old way: every run indexes lm-eval's built-in tasks as well, no index is cached on disk,
 # and lm-eval loads torch to seed it and for its environment report
 WITH_BUILTINS = (
-    "from evalpack.commands import fixed_costs; "
+    "from evalpack.lmeval import fixed_costs; "
     "fixed_costs.needs_builtin_tasks = lambda names, path: True; "
-    "from evalpack.commands import index_cache; index_cache.read = lambda file, key: None; "
-    "from evalpack.commands import lazy_torch; lazy_torch.install = lambda: None; "
+    "from evalpack.lmeval import index_cache; index_cache.read = lambda file, key: None; "
+    "from evalpack.lmeval import lazy_torch; lazy_torch.install = lambda: None; "
 )
 MAIN = "from evalpack.cli.cli import main; main({argv!r})"
 # lm-eval's own ifeval, its dataset (google/IFEval, from the hub) read from the offline mirror

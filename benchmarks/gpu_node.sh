@@ -77,7 +77,8 @@ step tiny-model "$PY" benchmarks/tiny_model.py "$OUT/tiny-model"
 # leaderboard would report them as "could not run"); those are named in the summary
 if [ -z "${TASKS:-}" ]; then
     read -r TASKS LEFT_OUT < <("$PY" -c "
-from evalpack.commands import catalog, plan
+from evalpack.core import catalog
+from evalpack.leaderboard import plan
 entries = [e for e in catalog.suite_tasks(catalog.load_suites(), 'tulu_3_dev')
            if e['task'] != 'alpaca_eval_v2_tulu']
 missing = [e['task'] for e in entries

@@ -170,7 +170,7 @@ def busy_fraction(spans: list[tuple[float, float]], start: float, end: float, at
 
 
 # the stream's order before heavily scored tasks went first: the worker sees no task as heavy
-BY_TOKENS = "from evalpack.commands import catalog\ncatalog.heavy_scoring = lambda *args: False\n"
+BY_TOKENS = "from evalpack.core import catalog\ncatalog.heavy_scoring = lambda *args: False\n"
 WAYS = {  # name: (stream, label)
     "pairs": (False, "pairs one after the other (before)"),
     "tokens": (True, "stream, most generation first"),

@@ -3,6 +3,7 @@ import logging
 import pytest
 
 from evalpack.cli import cli
+from evalpack.leaderboard import inprocess
 from evalpack.core import catalog
 from tests.boards import evalpack
 from tests.conftest import task_manager
@@ -15,7 +16,7 @@ def parsed(argv: list[str]):
 def check(argv: list[str]) -> None:
     args = parsed(argv)
     args.include_path = None
-    cli.check_chat_settings(args)
+    inprocess.check_chat_settings(args)
 
 
 def test_chat_tasks_expand_groups():
@@ -50,8 +51,8 @@ def test_no_warning_for_a_proper_chat_run(caplog):
 
 
 def test_tasks_are_read_from_parsed_arguments_in_every_form():
-    assert cli.requested_tasks(parsed(["run", "--tasks=a,b", "--limit", "3"])) == ["a", "b"]
-    assert cli.requested_tasks(parsed(["--tasks", "a", "b,c"])) == ["a", "b", "c"]
+    assert inprocess.requested_tasks(parsed(["run", "--tasks=a,b", "--limit", "3"])) == ["a", "b"]
+    assert inprocess.requested_tasks(parsed(["--tasks", "a", "b,c"])) == ["a", "b", "c"]
 
 
 def test_warns_when_a_base_model_task_gets_a_chat_template(caplog):

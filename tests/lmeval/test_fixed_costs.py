@@ -4,6 +4,7 @@ of lm-eval's own still finds it; templates are compiled once. (torch: test_lazy_
 import lm_eval.tasks
 
 from evalpack.cli import cli
+from evalpack.leaderboard import inprocess
 from evalpack.lmeval import fixed_costs
 from tests.conftest import TASKS_DIR, requires_shared
 
@@ -32,9 +33,9 @@ def test_a_run_naming_a_builtin_task_gets_lm_evals_full_index():
 
 def test_an_unknown_name_is_still_lm_evals_error(monkeypatch):
     args = cli.EvalpackCLI().parse(["--model", "replay", "--tasks", "gsm8k_tulux"])
-    monkeypatch.setattr(cli, "check_chat_settings", lambda args: None)
+    monkeypatch.setattr(inprocess, "check_chat_settings", lambda args: None)
     try:
-        cli.execute(args)
+        inprocess.execute(args)
     except ValueError as exc:
         assert "gsm8k_tulux" in str(exc)
     else:

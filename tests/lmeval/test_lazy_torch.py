@@ -14,7 +14,7 @@ from tests.conftest import DATA_DIR, REPO, requires_shared
 # a run in a fresh process, saying at the end whether torch was loaded
 RUN = """
 import sys
-from evalpack.commands import cli
+from evalpack.cli import cli
 try:
     cli.main(sys.argv[1:])
 finally:
@@ -57,7 +57,7 @@ def test_a_replay_run_loads_no_torch_and_saves_torchs_own_report(tmp_path):
 
 def run_python(script: str) -> list[str]:
     """What `script` prints, run by this interpreter with lm-eval's seeding as a run has it."""
-    prelude = "import lm_eval.evaluator\nfrom evalpack.commands import lazy_torch\n"
+    prelude = "import lm_eval.evaluator\nfrom evalpack.lmeval import lazy_torch\n"
     prelude += "lazy_torch.install()\nseed = lm_eval.evaluator.set_torch_seed\n"
     done = subprocess.run(
         [sys.executable, "-c", prelude + script],

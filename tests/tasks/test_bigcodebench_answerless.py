@@ -1,4 +1,4 @@
-"""The test the replayed verdict's recording run holds (`bigcodebench_answerless`): the task's
+"""The test the replayed verdict's recording run holds (`evalpack.hooks.bigcodebench.answerless`): the task's
 test with its checks and what only they used taken out, so that the program whose record the
 replay judges runs with the inputs and none of the expected values.
 

@@ -41,7 +41,7 @@ def test_a_test_the_rewrite_cannot_take_fails_its_replay_alone(monkeypatch):
     def refuses(test):
         raise ValueError("an unforeseen test")
 
-    monkeypatch.setattr(bigcodebench.bigcodebench_answerless, "answerless", refuses)
+    monkeypatch.setattr(bigcodebench.answerless_test, "answerless", refuses)
     record = records([(DOUBLES, HONEST_DOUBLE)])[0]
     assert record["passed"] and not record["passed_replayed"], record["replay_reason"]
     assert "could not be made answerless: ValueError: an unforeseen test" in record["replay_reason"]

@@ -9,7 +9,7 @@ from evalpack.hooks.bigcodebench import task as bigcodebench
 
 def test_missing_libraries_are_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv(bigcodebench_libs.ENV, str(tmp_path / "none"))
-    with pytest.raises(RuntimeError, match="bigcodebench_libs install"):
+    with pytest.raises(RuntimeError, match="bigcodebench.libs install"):
         bigcodebench.execute_samples([["x"]], [{"code_prompt": "", "entry_point": "f"}])
 
 

@@ -125,7 +125,11 @@ def test_every_hook_cuts_at_its_tasks_stop_strings():
             if hasattr(module, "STOP_STRINGS"):
                 assert module.STOP_STRINGS == config["generation_kwargs"]["until"], (name, module)
                 checked.add(module.__name__)
-    hooks = {HOOKS + p.stem for p in (REPO / "utils" / "tasks").glob("*.py")}
+    hooks = {
+        HOOKS + ".".join(p.relative_to(REPO / "utils" / "hooks").with_suffix("").parts)
+        for p in (REPO / "utils" / "hooks").rglob("*.py")
+        if p.stem != "__init__"
+    }
     cutting = {m for m in hooks if hasattr(importlib.import_module(m), "STOP_STRINGS")}
     assert checked == cutting and len(cutting) >= 4
 

@@ -7,6 +7,7 @@ standard library only."""
 
 import hmac as _hmac
 import re as _re
+import secrets as _secrets  # noqa: F401 (the job's test draws its secret with it)
 
 # Failures whose traceback says the test wanted the network, of which a job has loopback only:
 # the operating system's own messages (name resolution, no route, no address to bind), not
