@@ -38,6 +38,7 @@ def test_settings_have_no_default_server_and_the_completions_endpoint():
     settings = WildGuardSettings.resolve({}, environ={})
     assert "no WildGuard configured" in wildguard.unconfigured(settings)
     assert settings.model == "allenai/wildguard" and settings.concurrency == 32
+    assert settings.api_key_env == "WILDGUARD_API_KEY"  # never OpenAI's key
     assert WildGuardSettings(base_url="http://h:1/v1/").url == "http://h:1/v1/completions"
     with pytest.raises(ValueError, match="judge_modle"):
         WildGuardSettings.resolve({"judge_modle": "x"})

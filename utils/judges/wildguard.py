@@ -33,10 +33,12 @@ PROBE_TIMEOUT = 10.0
 @dataclass(frozen=True)
 class WildGuardSettings(JudgeSettings):
     """The judge settings with WildGuard's defaults: no server, the hub name as model, more
-    requests in flight (a vLLM server batches them)."""
+    requests in flight (a vLLM server batches them), and a key variable of its own (an OpenAI
+    key in the environment is never sent to it)."""
 
     base_url: str = ""
     model: str | None = "allenai/wildguard"
+    api_key_env: str = "WILDGUARD_API_KEY"
     concurrency: int = 32
 
     @property
