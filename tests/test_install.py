@@ -91,6 +91,9 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
     samples = [n for n in names if n.startswith("evalpack/task_configs/deepmind_math/data/")]
     assert len([n for n in samples if n.endswith("/test.jsonl.gz")]) == 56  # OLMES's sample
     assert "evalpack/task_configs/deepmind_math/data/LICENSE" in samples
+    safety = {n for n in names if n.startswith("evalpack/task_configs/safety/data/")}
+    assert len(safety) == 8  # safety-eval's 6 files, their LICENSE and SHA256SUMS
+    assert "evalpack/scoring/safety/wildguard.py" in names
     yamls = {n for n in names if n.startswith("evalpack/task_configs/") and n.endswith(".yaml")}
     in_checkout = set((REPO / "tasks").rglob("*.yaml"))
     assert len(yamls) == len(in_checkout)

@@ -187,7 +187,10 @@ def first_choice(body) -> dict:
 
 class JudgeClient:
     """Sends judge requests (chat-completion payloads) and returns one Judgement per payload,
-    in order. Cached judgements are not sent again; `sent` counts requests actually sent."""
+    in order. Cached judgements are not sent again; `sent` counts requests actually sent.
+    `read_answer` turns a response body into the cached choice (or raises BadResponse)."""
+
+    read_answer = staticmethod(first_choice)
 
     def __init__(self, settings: JudgeSettings) -> None:
         self.settings = settings
@@ -246,7 +249,7 @@ class JudgeClient:
         attempt = 0
         while True:
             try:
-                return first_choice(self._post(payload))
+                return self.read_answer(self._post(payload))
             except (requests.RequestException, BadResponse) as exc:
                 exc.attempts = attempt + 1
                 if attempt == self.settings.max_retries or not retryable(exc):

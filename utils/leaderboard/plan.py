@@ -36,19 +36,24 @@ class Needs:
 
     loglikelihood: bool = False
     prefix: bool = False
-    judge: bool = False
+    judge: str | None = None  # the kind of judge (`judge_kind`), None: no judge
     files: list[Path] = field(default_factory=list)  # mirror files, when a mirror is set
 
 
+def judge_kind(declared) -> str | None:
+    """A YAML's `metadata.judge`: `true` (AlpacaEval's judge) or the judge's name."""
+    return "alpaca_eval" if declared is True else (declared or None)
+
+
 def task_needs(entry: dict, metadata: dict) -> Needs:
-    needs = Needs(judge=bool(catalog.facts(entry["task"]).get("judge")))
+    needs = Needs(judge=judge_kind(catalog.facts(entry["task"]).get("judge")))
     # `data_file` in the run's metadata: the user's own file instead of the dataset
     mirror = None if metadata.get("data_file") else os.environ.get(data.DATA_DIR_ENV)
     for leaf in catalog.leaves(entry["task"]):
         config = catalog.task_config(leaf)
         needs.loglikelihood |= config.get("output_type") in LOGLIKELIHOOD_TYPES
         needs.prefix |= bool(config.get("gen_prefix")) and bool(entry.get("chat"))
-        needs.judge |= bool(config.get("metadata", {}).get("judge"))
+        needs.judge = needs.judge or judge_kind(config.get("metadata", {}).get("judge"))
         kwargs = config.get("dataset_kwargs") or {}
         if mirror and "path" in kwargs:  # the forms the pack's loaders take
             splits = kwargs.get("splits") or [
@@ -110,7 +115,7 @@ class Backend:
         return self.answers[need]
 
 
-def pair_problem(needs: Needs, backend: Backend, judge: str | None) -> str | None:
+def pair_problem(needs: Needs, backend: Backend, judges: dict[str, str | None]) -> str | None:
     """Why one pair cannot run, or None (the first reason found)."""
     missing = [str(f) for f in needs.files if not f.is_file()]
     if missing:
@@ -120,7 +125,7 @@ def pair_problem(needs: Needs, backend: Backend, judge: str | None) -> str | Non
     for need, wanted in checks:
         if wanted and backend.problem(need):
             return backend.problem(need)
-    return judge if needs.judge else None
+    return judges.get(needs.judge) if needs.judge else None
 
 
 def make_plan(
@@ -130,7 +135,8 @@ def make_plan(
     `local`: the pairs run on this machine (else loopback servers are not asked)."""
     metadata = run_metadata(extra)
     needs = {e["task"]: task_needs(e, metadata) for e in entries}
-    judge = probes.judge_problem(metadata) if any(n.judge for n in needs.values()) else None
+    kinds = {n.judge for n in needs.values() if n.judge}
+    judges = {kind: probes.judge_problem(metadata, kind) for kind in kinds}
     pairs: dict[str, dict[str, str]] = {}
     for ckpt in checkpoints:
         backend, row = Backend(ckpt, local), {}
@@ -138,7 +144,7 @@ def make_plan(
             if pair_is_done(output / ckpt["name"] / entry["task"]):
                 row[entry["task"]] = "done"
             else:
-                row[entry["task"]] = pair_problem(needs[entry["task"]], backend, judge) or "run"
+                row[entry["task"]] = pair_problem(needs[entry["task"]], backend, judges) or "run"
         pairs[ckpt["name"]] = row
     return {
         "tasks": [e["task"] for e in entries],

@@ -13,6 +13,7 @@ import os
 import requests
 from lm_eval.models.openai_completions import LocalChatCompletion
 
+from ..judges import wildguard
 from ..judges.client import JudgeSettings, first_choice, unconfigured
 from ..models.http import BadResponse
 from ..models.loglikelihood import NoLoglikelihood, echoed_choices
@@ -120,9 +121,12 @@ def reachable_problem(args: dict) -> str | None:
     return None
 
 
-def judge_problem(metadata: dict) -> str | None:
-    """Why the AlpacaEval judge cannot judge: not configured, not answering, or answering
-    without the log-probabilities the annotator reads; None when it can."""
+def judge_problem(metadata: dict, kind: str = "alpaca_eval") -> str | None:
+    """Why the judge of `kind` cannot judge, None when it can. AlpacaEval's: not configured,
+    not answering, or answering without the log-probabilities the annotator reads; WildGuard
+    (the safety tasks'): `wildguard.judge_problem`."""
+    if kind == "wildguard":
+        return wildguard.judge_problem(metadata)
     try:
         settings = JudgeSettings.resolve(metadata)
     except ValueError as exc:

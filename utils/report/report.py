@@ -309,7 +309,7 @@ def breakdowns(checkpoints: dict, columns: list[dict]) -> list[dict]:
     for column in columns:
         owner, specs = declared_breakdowns(column["task"])
         for spec in specs:
-            scores = breakdown_scores(checkpoints, column, owner, spec)
+            scores = breakdown_scores(checkpoints, {**column, **spec}, owner, spec)  # its metric
             if not scores:
                 continue
             label = catalog.facts(owner).get("label", owner)
