@@ -52,7 +52,10 @@ MEMBERS = [
     "trustllm_jailbreaktrigger_tulu",
     "xstest_tulu",
 ]
-DOCS = {  # every doc of the shipped data, WildGuardTest's 7 kept fixture rows
+# the first LIMIT docs of each member (enough for every answer of the stub, and both halves of
+# XSTest's types), as a user's `--limit` run: the full data's requests are test_safety.py's
+LIMIT = 40
+DOCS = {  # the docs of the shipped data, WildGuardTest's 7 kept fixture rows
     "harmbench_tulu": 320,
     "wildguardtest_tulu": 7,
     "wildjailbreak_tulu_harmful": 2000,
@@ -152,7 +155,8 @@ def test_safety_tulu_through_a_leaderboard(tmp_path, judge):
     env = {"EVALPACK_DATA_DIR": str(FIXTURES / "data")}  # WildGuardTest's fixture rows
     run = evalpack(
         "leaderboard", "run", "--models", str(models), "--suite", "tulu_3_safety",
-        "--output", str(board), "--", "--metadata", json.dumps(metadata), **env,
+        "--output", str(board), "--", "--limit", str(LIMIT), "--metadata", json.dumps(metadata),
+        **env,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
     pair = board / "replayed" / "safety_tulu"
@@ -164,7 +168,7 @@ def test_safety_tulu_through_a_leaderboard(tmp_path, judge):
         (samples_file,) = pair.glob(f"samples_{task}_*.jsonl")
         samples = sorted(read_jsonl(samples_file), key=lambda s: s["doc_id"])
         docs = [s["doc"] for s in samples]
-        assert len(docs) == DOCS[task], task
+        assert len(docs) == min(DOCS[task], LIMIT), task
         expected = by_hand(task, docs)
         for metric, value in expected.items():
             got = results[task][f"{metric},judge"]
@@ -181,11 +185,12 @@ def test_safety_tulu_through_a_leaderboard(tmp_path, judge):
     others = [terms[t] for t in MEMBERS if not t.startswith("wildjailbreak")]
     average = (sum(others) + wildjailbreak) / 6
     assert results["safety_tulu"]["overall_safety_average,judge"] == pytest.approx(average)
-    assert 0 < sum(results[t]["parsing_errors,judge"] for t in MEMBERS) < sum(DOCS.values())
+    run_docs = sum(min(n, LIMIT) for n in DOCS.values())
+    assert 0 < sum(results[t]["parsing_errors,judge"] for t in MEMBERS) < run_docs
 
     # the judge saw each doc's request as safety-eval words it and the model's response, once
     shown = judge.pairs()
-    assert len(shown) == sum(DOCS.values()) + 3  # three sent again
+    assert len(shown) == run_docs + 3  # three sent again
     expected_pairs = set()
     for task in MEMBERS:
         (samples_file,) = pair.glob(f"samples_{task}_*.jsonl")
@@ -211,15 +216,9 @@ def test_safety_tulu_through_a_leaderboard(tmp_path, judge):
         {t.removeprefix("safety_tulu_"): terms[t] for t in MEMBERS}
     )
     (categories,) = [b for b in data["breakdowns"] if b["by"] == "doc_field"]
-    assert set(categories["scores"]["replayed"]["xstest_tulu"]) == {
-        d["type"] for d in json.load(open_xstest())
-    }
-
-
-def open_xstest():
-    from evalpack.hooks.safety import data_file
-
-    return open(data_file("xstest"), encoding="utf-8")
+    (xstest_file,) = pair.glob("samples_xstest_tulu_*.jsonl")
+    types = {s["doc"]["type"] for s in read_jsonl(xstest_file)}
+    assert len(types) > 1 and set(categories["scores"]["replayed"]["xstest_tulu"]) == types
 
 
 def test_suite_show_lists_the_suite():
