@@ -1,0 +1,65 @@
+"""Text helpers the IFBench checkers share, as the authors' code splits text: sentences with
+NLTK's Punkt (`nltk.sent_tokenize`), words with `nltk.word_tokenize` or `\\w+`, punctuation as
+Python's `string.punctuation`. Splits are cached per text: one doc's checkers see the same
+response (and its loose variants) many times."""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+
+from . import resources
+
+PUNCTUATION = string.punctuation
+STRIP = PUNCTUATION + " "  # what the authors strip off words: punctuation and spaces
+_NO_PUNCTUATION = str.maketrans("", "", PUNCTUATION)
+_WORD = re.compile(r"\w+")
+
+
+def without_punctuation(text: str) -> str:
+    """`text` with every ASCII punctuation character removed."""
+    return text.translate(_NO_PUNCTUATION)
+
+
+@functools.lru_cache(maxsize=16)
+def sentences(text: str) -> tuple[str, ...]:
+    """NLTK's English sentences of `text` (the authors' `split_into_sentences`)."""
+    import nltk
+
+    resources.install()
+    return tuple(nltk.sent_tokenize(text))
+
+
+@functools.lru_cache(maxsize=16)
+def word_tokens(text: str) -> tuple[str, ...]:
+    """`nltk.word_tokenize(text)`: Treebank tokens, punctuation included."""
+    import nltk
+
+    resources.install()
+    return tuple(nltk.word_tokenize(text))
+
+
+def regexp_word_count(text: str) -> int:
+    """The number of `\\w+` runs (the authors' `count_words`)."""
+    return sum(1 for _ in _WORD.finditer(text))
+
+
+def stopword_count(text: str) -> int:
+    """How many `\\w+` runs are English stop words, compared lower-cased."""
+    stop = resources.stopwords()
+    return sum(1 for match in _WORD.finditer(text) if match.group().lower() in stop)
+
+
+def first_tag(tokens: tuple[str, ...]) -> str:
+    """The Penn Treebank tag `nltk.pos_tag(tokens)` gives the first token. The tagger looks two
+    tokens ahead, so tagging the first three gives the tag of the whole list's first token."""
+    return resources.tagger().tag(list(tokens[:3]))[0][1]
+
+
+def needed(value, name: str):
+    """`value` when set; where the authors' checker would draw a random value for an empty
+    argument, an error instead (a verdict must not depend on chance)."""
+    if not value:
+        raise ValueError(f"argument {name!r} is empty: the authors' checker would draw it at random")
+    return value
