@@ -21,7 +21,7 @@ PERSON_NAMES = (  # the fixed list the instruction quotes to the model
     "Hannah", "Christopher", "Penelope", "Thomas", "Nora", "Andrew", "Aria", "Joseph", "Claire",
     "Ryan", "Stella", "Jonathan",
 )  # fmt: skip
-_NAME_PATTERNS = tuple(re.compile(rf"\b{re.escape(name)}\b") for name in PERSON_NAMES)
+_NAME_PATTERNS = {name: re.compile(rf"\b{re.escape(name)}\b") for name in PERSON_NAMES}
 PRONOUNS = frozenset(
     "i me we us you he him she her it they them my mine our ours your yours his hers its their "
     "theirs myself ourselves yourself yourselves himself herself itself themselves this that "
@@ -81,7 +81,8 @@ def conjunctions(text: str, *, small_n) -> bool:
 def person_names(text: str, *, N) -> bool:
     """count:person_names: at least N of the 50 listed names, each as a whole word, case
     sensitive."""
-    return sum(1 for pattern in _NAME_PATTERNS if pattern.search(text)) >= N
+    found = (name in text and _NAME_PATTERNS[name].search(text) for name in PERSON_NAMES)
+    return sum(1 for hit in found if hit) >= N
 
 
 def overlap(text: str, *, reference_text, percentage) -> bool:
@@ -130,9 +131,13 @@ def sentence_words(text: str) -> bool:
 
 def pronouns(text: str, *, N) -> bool:
     """count:pronouns: at least N pronouns among the lower-cased NLTK word tokens, "/" read as a
-    space ("she/her")."""
-    tokens = t.word_tokens(text.replace("/", " ").lower())
-    return sum(1 for token in tokens if token in PRONOUNS) >= N
+    space ("she/her"). Tokens are read only until N are found."""
+    count = 0
+    for token in t.iter_word_tokens(text.replace("/", " ").lower()):
+        if count >= N:  # enough already: the rest need not be tokenized
+            break
+        count += token in PRONOUNS
+    return count >= N
 
 
 def keywords_multiple(text: str, *, keyword1, keyword2, keyword3, keyword4, keyword5) -> bool:

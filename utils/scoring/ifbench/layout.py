@@ -190,7 +190,7 @@ def no_bullets_bullets(text: str) -> bool:
 def title_case(text: str) -> bool:
     """format:title_case: no NLTK word token starting with a letter is all lower case or
     lower-then-upper ("iPHONE"); one-letter tokens must be upper case; mixed tokens pass."""
-    for word in t.word_tokens(text):
+    for word in t.iter_word_tokens(text):
         if not word or not word[0].isalpha():
             continue
         if len(word) == 1:

@@ -6,8 +6,10 @@ response (and its loose variants) many times."""
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import string
+from collections.abc import Iterator
 
 from . import resources
 
@@ -31,13 +33,38 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(nltk.sent_tokenize(text))
 
 
-@functools.lru_cache(maxsize=16)
-def word_tokens(text: str) -> tuple[str, ...]:
-    """`nltk.word_tokenize(text)`: Treebank tokens, punctuation included."""
-    import nltk
+@functools.cache
+def _treebank():
+    from nltk.tokenize.destructive import NLTKWordTokenizer
 
-    resources.install()
-    return tuple(nltk.word_tokenize(text))
+    return NLTKWordTokenizer()
+
+
+def iter_word_tokens(text: str) -> Iterator[str]:
+    """`nltk.word_tokenize(text)` lazily: the Treebank tokens of each Punkt sentence in turn."""
+    for sentence in sentences(text):
+        yield from _treebank().tokenize(sentence)
+
+
+def word_tokens(text: str) -> list[str]:
+    """`nltk.word_tokenize(text)`: Treebank tokens, punctuation included."""
+    return list(iter_word_tokens(text))
+
+
+def first_word_tokens(text: str, count: int) -> list[str]:
+    """The first `count` tokens of `word_tokens(text)`, without tokenizing the rest."""
+    return list(itertools.islice(iter_word_tokens(text), count))
+
+
+def last_word_tokens(text: str, count: int) -> list[str]:
+    """The last `count` tokens of `word_tokens(text)` (fewer if it has fewer), tokenizing
+    sentences from the end only until there are enough."""
+    tokens: list[str] = []
+    for sentence in reversed(sentences(text)):
+        tokens[:0] = _treebank().tokenize(sentence)
+        if len(tokens) >= count:
+            break
+    return tokens[-count:]
 
 
 def regexp_word_count(text: str) -> int:
@@ -51,10 +78,12 @@ def stopword_count(text: str) -> int:
     return sum(1 for match in _WORD.finditer(text) if match.group().lower() in stop)
 
 
-def first_tag(tokens: tuple[str, ...]) -> str:
-    """The Penn Treebank tag `nltk.pos_tag(tokens)` gives the first token. The tagger looks two
-    tokens ahead, so tagging the first three gives the tag of the whole list's first token."""
-    return resources.tagger().tag(list(tokens[:3]))[0][1]
+def first_tag(text: str) -> str | None:
+    """The Penn Treebank tag `nltk.pos_tag(nltk.word_tokenize(text))` gives the first token,
+    None when there is no token. The tagger looks two tokens ahead, so tagging the first three
+    gives the tag the whole list's first token gets."""
+    tokens = first_word_tokens(text, 3)
+    return resources.tagger().tag(tokens)[0][1] if tokens else None
 
 
 def needed(value, name: str):

@@ -66,8 +66,8 @@ def prime_lengths(text: str) -> bool:
 
 def start_verb(text: str) -> bool:
     """words:start_verb: NLTK's tagger tags the first word token as a verb (a VB* tag)."""
-    tokens = t.word_tokens(text)
-    return len(tokens) > 0 and "VB" in t.first_tag(tokens)
+    tag = t.first_tag(text)
+    return tag is not None and "VB" in tag
 
 
 def repeats(text: str, *, small_n) -> bool:
@@ -128,12 +128,13 @@ def words_position(text: str, *, keyword) -> bool:
     case-insensitively; when the last token is punctuation (any substring of
     `string.punctuation`, quirk) the third to last counts instead."""
     keyword = keyword.strip().lower()
-    words = t.word_tokens(text)
-    if len(words) < 2:
+    head = t.first_word_tokens(text, 3)
+    if len(head) < 2:
         return False
-    if words[-1] in string.punctuation:
-        return len(words) >= 3 and words[1].lower() == words[-3].lower() == keyword
-    return words[1].lower() == words[-2].lower() == keyword
+    tail = t.last_word_tokens(text, 3) if len(head) == 3 else head
+    if tail[-1] in string.punctuation:
+        return len(tail) >= 3 and head[1].lower() == tail[-3].lower() == keyword
+    return head[1].lower() == tail[-2].lower() == keyword
 
 
 def _alliteration(sentence: str) -> int:
