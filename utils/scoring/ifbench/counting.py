@@ -22,13 +22,16 @@ PERSON_NAMES = (  # the fixed list the instruction quotes to the model
     "Ryan", "Stella", "Jonathan",
 )  # fmt: skip
 _NAME_PATTERNS = {name: re.compile(rf"\b{re.escape(name)}\b") for name in PERSON_NAMES}
-PRONOUNS = frozenset(
-    "i me we us you he him she her it they them my mine our ours your yours his hers its their "
-    "theirs myself ourselves yourself yourselves himself herself itself themselves this that "
-    "these those who whom whose which what whoever whomever whatever whichever anybody anyone "
-    "anything everybody everyone everything nobody nothing somebody someone something each "
-    "either neither both all some any none".split()
-)
+PRONOUNS = frozenset((  # personal, possessive, reflexive, demonstrative, interrogative, indefinite
+    "i", "me", "we", "us", "you", "he", "him", "she", "her", "it", "they", "them",
+    "my", "mine", "our", "ours", "your", "yours", "his", "hers", "its", "their", "theirs",
+    "myself", "ourselves", "yourself", "yourselves", "himself", "herself", "itself", "themselves",
+    "this", "that", "these", "those", "who", "whom", "whose", "which", "what",
+    "whoever", "whomever", "whatever", "whichever",
+    "anybody", "anyone", "anything", "everybody", "everyone", "everything",
+    "nobody", "nothing", "somebody", "someone", "something",
+    "each", "either", "neither", "both", "all", "some", "any", "none",
+))  # fmt: skip
 _DIGIT_RUN = re.compile(r"\d+")
 _JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")  # kana and CJK ideographs
 MARKS = frozenset(".,!?;:")

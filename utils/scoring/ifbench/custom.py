@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 import unicodedata
 
@@ -76,7 +77,7 @@ def mcq_count_length(text: str, **_unused) -> bool:
     lengths = [_question_length(question) for question in _questions(text)]
     if len(lengths) != 4 or None in lengths:
         return False
-    return all(a < b for a, b in zip(lengths, lengths[1:]))
+    return all(a < b for a, b in itertools.pairwise(lengths))
 
 
 def reverse_newline(text: str, **_unused) -> bool:

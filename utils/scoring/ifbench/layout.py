@@ -6,6 +6,7 @@ follows the instruction, with the semantics of the authors' code (allenai/IFBenc
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 from collections import defaultdict, deque
@@ -124,7 +125,7 @@ def line_indent(text: str) -> bool:
     dropped (the authors' loop drops them while iterating, so a blank line right after a
     dropped one stays, and then breaks the stairs)."""
     lines = _drop_blank_lines(text.split("\n"))
-    return all(_indent(b) > _indent(a) for a, b in zip(lines, lines[1:]))
+    return all(_indent(b) > _indent(a) for a, b in itertools.pairwise(lines))
 
 
 def quote_unquote(text: str) -> bool:

@@ -90,5 +90,7 @@ def needed(value, name: str):
     """`value` when set; where the authors' checker would draw a random value for an empty
     argument, an error instead (a verdict must not depend on chance)."""
     if not value:
-        raise ValueError(f"argument {name!r} is empty: the authors' checker would draw it at random")
+        raise ValueError(
+            f"argument {name!r} is empty: the authors' checker would draw it at random"
+        )
     return value

@@ -6,6 +6,7 @@ follows the instruction, with the semantics of the authors' code (allenai/IFBenc
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 from collections import Counter
@@ -42,7 +43,7 @@ def vowel(text: str) -> bool:
 
 
 def _has_cluster(word: str) -> bool:
-    return any(a in CONSONANTS and b in CONSONANTS for a, b in zip(word, word[1:]))
+    return any(a in CONSONANTS and b in CONSONANTS for a, b in itertools.pairwise(word))
 
 
 def consonants(text: str) -> bool:
@@ -80,14 +81,14 @@ def odd_even_syllables(text: str) -> bool:
     """words:odd_even_syllables: consecutive words (punctuation removed) alternate between an
     odd and an even number of syllables, as `syllapy` counts them."""
     parities = [syllapy.count(word) % 2 for word in t.without_punctuation(text).lower().split()]
-    return all(a != b for a, b in zip(parities, parities[1:]))
+    return all(a != b for a, b in itertools.pairwise(parities))
 
 
 def last_first(text: str) -> bool:
     """words:last_first: each sentence's last word (punctuation stripped) is the next one's
     first word, case-insensitively; a sentence with no word there fails."""
     found = t.sentences(text)
-    for current, following in zip(found, found[1:]):
+    for current, following in itertools.pairwise(found):
         last = current.rstrip(t.STRIP).split()
         first = following.lstrip(t.STRIP).split()
         if not last or not first or last[-1].lower() != first[0].lower():
@@ -109,7 +110,7 @@ def no_consecutive(text: str) -> bool:
     """words:no_consecutive: no two neighbouring words (lower-cased, punctuation removed) start
     with the same character."""
     words = t.without_punctuation(text.lower()).split()
-    return all(a[0] != b[0] for a, b in zip(words, words[1:]))
+    return all(a[0] != b[0] for a, b in itertools.pairwise(words))
 
 
 def keywords_specific_position(text: str, *, keyword, n, m) -> bool:
@@ -142,7 +143,7 @@ def _alliteration(sentence: str) -> int:
     heads = [w.lstrip(t.STRIP) for w in sentence.lower().split()]
     heads = [w for w in heads if w]
     total, in_run = 0, False
-    for a, b in zip(heads, heads[1:]):
+    for a, b in itertools.pairwise(heads):
         if a[0] == b[0]:
             total += 1 if in_run else 2
             in_run = True
@@ -180,7 +181,7 @@ def increment(text: str, *, small_n) -> bool:
     counts = [len(t.without_punctuation(sentence).split()) for sentence in found]
     if not counts:  # the authors index the first sentence unconditionally
         raise IndexError("sentence:increment: NLTK finds no sentence in the response")
-    return all(b == a + small_n for a, b in zip(counts, counts[1:]))
+    return all(b == a + small_n for a, b in itertools.pairwise(counts))
 
 
 CHECKERS = {
