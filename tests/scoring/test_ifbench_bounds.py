@@ -64,6 +64,10 @@ def test_the_shipped_nltk_data_verifies():
     root = resources.install()
     resources.verify(root)
     assert (root / "NOTICE").is_file() and (root / "LICENSE-Apache-2.0.txt").is_file()
+    import nltk
+
+    # what NLTK's own corpus reader reads from the shipped folder
+    assert resources.stopwords() == set(nltk.corpus.stopwords.words("english"))
     assert len(resources.stopwords()) == 179 and "the" in resources.stopwords()
     assert not list(root.rglob("*.pickle"))
 
