@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from evalpack.core.data import DataError
-from evalpack.scoring.ifbench import checkers, registry
 from evalpack.hooks import ifbench as tasks_ifbench
+from evalpack.scoring.ifbench import checkers, registry
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,
