@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from evalpack.scoring.ifbench import resources as ifbench_resources
 from tests.conftest import REPO
 
 DEMO_DATA = REPO / "demo" / "data"
@@ -94,6 +95,8 @@ def test_the_wheel_carries_tasks_fewshot_and_suites(installed):
     safety = {n for n in names if n.startswith("evalpack/task_configs/safety/data/")}
     assert len(safety) == 8  # safety-eval's 6 files, their LICENSE and SHA256SUMS
     assert "evalpack/scoring/safety/wildguard.py" in names
+    nltk_data = {n for n in names if n.startswith("evalpack/scoring/ifbench/nltk_data/")}
+    assert {f"evalpack/scoring/ifbench/nltk_data/{f}" for f in ifbench_resources.FILES} <= nltk_data
     yamls = {n for n in names if n.startswith("evalpack/task_configs/") and n.endswith(".yaml")}
     in_checkout = set((REPO / "tasks").rglob("*.yaml"))
     assert len(yamls) == len(in_checkout)
