@@ -3,8 +3,8 @@ import logging
 import pytest
 
 from evalpack.cli import cli
-from evalpack.leaderboard import inprocess
 from evalpack.core import catalog
+from evalpack.leaderboard import inprocess
 from tests.boards import evalpack
 from tests.conftest import task_manager
 
