@@ -88,6 +88,25 @@ def test_time_limit_interrupts_again_code_that_swallows_its_alarm():
     assert (outcome.status, outcome.value) == ("ok", 3)
 
 
+def _swallowed_once(_item):
+    """Spins until the bound fires once, swallows it and returns as if nothing happened."""
+    with time_limit(0.05) as bound:
+        try:
+            while True:
+                pass
+        except BoundExceeded:
+            answer = "an answer after the bound"
+    return answer, bound.expired
+
+
+def test_the_bound_says_it_expired_even_when_its_exception_was_swallowed():
+    (outcome,) = bounded_map(_swallowed_once, [None], timeout=60)
+    assert outcome.value == ("an answer after the bound", True)
+    with time_limit(5) as bound:
+        pass
+    assert not bound.expired
+
+
 def test_affinity_keeps_a_key_on_one_worker_and_results_in_order():
     items = ["a1", "b1", "a2", "b2", "c1", "a3"]
     outcomes = bounded_map(_stamped, items, timeout=10, workers=1, affinity=lambda item: item[0])

@@ -37,18 +37,29 @@ class BoundExceeded(TimeoutError):
 REARM_SECONDS = 0.05  # how often `time_limit` raises again after its bound, until the block ends
 
 
+@dataclass
+class Expiry:
+    """What `time_limit` yields: whether its bound expired inside the block (true even where
+    the code inside caught `BoundExceeded` and went on to return)."""
+
+    expired: bool = False
+
+
 @contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
+def time_limit(seconds: float) -> Iterator[Expiry]:
     """Raise `BoundExceeded` inside the block once it has used `seconds` of CPU time (the
     process's, user and system: SIGPROF). CPU time, not wall time, so that the work a call
     needs decides whether it runs out, never how busy the machine is: a scorer gives the
     verdicts of a quiet machine on a loaded one. Work that waits without computing is stopped
-    by `bounded_map`'s wall-clock bound instead."""
+    by `bounded_map`'s wall-clock bound instead. The `Expiry` it yields says whether the bound
+    expired, so that a caller records the timeout of code that swallows the exception."""
+    expiry = Expiry()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield expiry
         return
 
     def _expire(signum, frame):
+        expiry.expired = True
         raise BoundExceeded(f"exceeded {seconds:g}s")
 
     previous = signal.signal(signal.SIGPROF, _expire)
@@ -57,7 +68,7 @@ def time_limit(seconds: float) -> Iterator[None]:
     # interrupted again, so the bound holds for the whole block, not only its first call.
     signal.setitimer(signal.ITIMER_PROF, seconds, REARM_SECONDS)
     try:
-        yield
+        yield expiry
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)

@@ -95,10 +95,12 @@ def sympy_verdict(gold: str, answer: str, seed: int, timeout: float) -> dict:
     first), with `refused` / `timeout` when the guard refused or the bound expired."""
     sympy.core.random.seed(seed)
     try:
-        with time_limit(timeout):
+        with time_limit(timeout) as bound:
             gold_expr = guarded_parse_expr(gold)
             answer_expr = guarded_parse_expr(answer)
             equal = check_equal(gold_expr, answer_expr, np.random.RandomState(seed))
+        if bound.expired:  # sympy caught the bound's exception and went on
+            raise BoundExceeded(f"exceeded {timeout:g}s")
         return {"exact_match": int(equal), "answer_parse_error": 0}
     except BoundExceeded as exc:
         return {"exact_match": 0, "answer_parse_error": 0, "timeout": str(exc)}

@@ -117,13 +117,12 @@ def _bounded_comparison(equal, a: str, b: str, timeout: float) -> tuple[bool, bo
     "not equal, timed out" even when it returned: math-verify (and parts of sympy) catch every
     exception, our `BoundExceeded` included, and then go on to answer. Time is CPU time, as
     `time_limit` counts it."""
-    start = time.process_time()
     try:
-        with time_limit(timeout):
+        with time_limit(timeout) as bound:
             equal_ = equal(a, b)
     except BoundExceeded:
         return False, True
-    if time.process_time() - start >= timeout:
+    if bound.expired:
         return False, True
     return equal_, False
 

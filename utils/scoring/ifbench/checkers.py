@@ -40,9 +40,11 @@ def judge(instruction_id: str, kwargs, response: str) -> dict:
     `error` (a checker that gave up at the time bound says so)."""
     try:
         checker = registry.bind(instruction_id, kwargs)
-        with time_limit(CHECK_SECONDS):
+        with time_limit(CHECK_SECONDS) as bound:
             strict = follows_any(checker, [response])
             loose = strict or follows_any(checker, loose_variants(response)[1:])
+        if bound.expired:  # a library caught the bound's exception and went on
+            raise BoundExceeded(f"exceeded {CHECK_SECONDS:g}s")
     except BoundExceeded:
         reason = f"gave up: the checker ran past its bound of {CHECK_SECONDS:g} CPU seconds"
         return {"strict": False, "loose": False, "error": f"{instruction_id}: {reason}"}
