@@ -90,6 +90,7 @@ def test_a_replay_leaderboard_over_the_code_tasks_reports_pass_at_k(tmp_path):
                         "name": "thinker",
                         "model": "replay",
                         "model_args": {"completions": str(completions(tmp_path / "c.jsonl"))},
+                        "process_output": "r1_style",  # the checkpoint's thinking switch
                     }
                 ]
             }
@@ -101,7 +102,7 @@ def test_a_replay_leaderboard_over_the_code_tasks_reports_pass_at_k(tmp_path):
     checked = evalpack("leaderboard", "check", *common, **env)
     for task, why in NOT_BUILDABLE.items():  # the whole suite's plan names the five
         assert f"not in the pack: {task}: " in checked.stdout and why in checked.stdout
-    metadata = json.dumps({"process_output": "r1_style"})
+    metadata = json.dumps({"timeout": 30})  # the run's own metadata, kept beside the switch
     run = [*common, "--tasks", ",".join(CODE), "--limit", "2", "--", "--metadata", metadata]
     done = subprocess.run(
         [sys.executable, "-m", "evalpack", "leaderboard", "run", *run],
@@ -123,6 +124,25 @@ def test_a_replay_leaderboard_over_the_code_tasks_reports_pass_at_k(tmp_path):
         (entry,) = [b for b in report["breakdowns"] if b["task"] == task]
         assert entry["scores"]["thinker"] == pytest.approx({k: expected[k] for k in ks})
         results = next((board / "thinker" / task).glob("results_*.json"))
-        scored = json.loads(results.read_text())["results"][task]
-        assert scored["thinking_unfinished,execution"] == 2  # one per doc
+        scored = json.loads(results.read_text())
+        assert scored["results"][task]["thinking_unfinished,execution"] == 2  # one per doc
+        assert scored["configs"][task]["metadata"]["timeout"] == 30
     assert "pass_at_5" in text and "pass_at_10" in text
+
+
+def test_a_checkpoint_thinking_switch_joins_the_run_metadata(tmp_path):
+    from evalpack.leaderboard import checkpoints, thinking
+
+    extra = ["--limit", "2", "--metadata", '{"judge_model": "j"}']
+    flags = thinking.thinking_flags({"process_output": "r1_style"}, extra)
+    assert flags[0] == "--metadata"
+    assert json.loads(flags[1]) == {"judge_model": "j", "process_output": "r1_style"}
+    assert thinking.thinking_flags({"name": "plain"}, extra) == []
+    models = tmp_path / "models.yaml"
+    models.write_text(
+        "checkpoints:\n  - {name: a, model: replay, model_args: {from_doc: x}, process_output: r2}\n"
+    )
+    with pytest.raises(
+        checkpoints.CheckpointsError, match="process_output must be one of r1_style"
+    ):
+        checkpoints.load_checkpoints(str(models))
