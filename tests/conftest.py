@@ -40,6 +40,8 @@ XDIST_GROUPS = {
     "tests/sandbox/": "sandbox",
     "tests/tasks/test_humaneval.py": "sandbox",
     "tests/tasks/test_humanevalplus.py": "sandbox",
+    "tests/tasks/test_olmo3_code.py": "sandbox",
+    "tests/tasks/test_mbppplus.py": "sandbox",
     "tests/leaderboard/test_runs.py": "leaderboard",
     "tests/report/test_reports.py": "leaderboard",
     "tests/lmeval/test_results_folders.py": "leaderboard",  # elsewhere, a second build (25 s)

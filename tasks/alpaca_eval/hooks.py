@@ -22,6 +22,10 @@ try:
         total_price,
         win_rate,
     )
+    from evalpack.hooks.olmo3_chat import judge_alpaca_eval as judge_olmo3
+    from evalpack.hooks.olmo3_chat import load_alpaca_eval as load_olmo3
+    from evalpack.hooks.olmo3_chat import process_alpaca_eval as process_results_olmo3
+    from evalpack.hooks.olmo3_chat import total
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise
@@ -36,15 +40,19 @@ __all__ = [
     "avg_length",
     "discrete_win_rate",
     "doc_to_text",
+    "judge_olmo3",
     "judge_outputs",
     "lc_standard_error",
     "length_controlled_winrate",
     "load",
+    "load_olmo3",
     "n_draws",
     "n_failed",
     "n_wins",
     "process_results",
+    "process_results_olmo3",
     "standard_error",
+    "total",
     "total_price",
     "win_rate",
 ]

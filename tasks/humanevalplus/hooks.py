@@ -7,6 +7,11 @@ from pathlib import Path
 
 try:
     from evalpack.hooks.humanevalplus import execute_samples, load, process_results, total
+    from evalpack.hooks.olmo3_chat import total as thinking_total
+    from evalpack.hooks.olmo3_code import execute_humanevalplus as execute_humanevalplus_olmo3
+    from evalpack.hooks.olmo3_code import humanevalplus_prompt as humanevalplus_olmo3_prompt
+    from evalpack.hooks.olmo3_code import load_humanevalplus as load_humanevalplus_olmo3
+    from evalpack.hooks.olmo3_code import process_humanevalplus as process_humanevalplus_olmo3
     from evalpack.hooks.sampled import SampledTask
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
@@ -18,4 +23,15 @@ except ModuleNotFoundError as missing:
         f"cannot import: pip install -e {checkout}"
     ) from None
 
-__all__ = ["SampledTask", "execute_samples", "load", "process_results", "total"]
+__all__ = [
+    "SampledTask",
+    "execute_humanevalplus_olmo3",
+    "execute_samples",
+    "humanevalplus_olmo3_prompt",
+    "load",
+    "load_humanevalplus_olmo3",
+    "process_humanevalplus_olmo3",
+    "process_results",
+    "thinking_total",
+    "total",
+]

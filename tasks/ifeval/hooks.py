@@ -7,6 +7,10 @@ from pathlib import Path
 
 try:
     from evalpack.hooks.ifeval import load, micro_mean, process_results, score_docs
+    from evalpack.hooks.olmo3_chat import load_ifeval as load_olmo3
+    from evalpack.hooks.olmo3_chat import process_ifeval as process_results_olmo3
+    from evalpack.hooks.olmo3_chat import score_ifeval as score_docs_olmo3
+    from evalpack.hooks.olmo3_chat import total
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise
@@ -17,4 +21,13 @@ except ModuleNotFoundError as missing:
         f"cannot import: pip install -e {checkout}"
     ) from None
 
-__all__ = ["load", "micro_mean", "process_results", "score_docs"]
+__all__ = [
+    "load",
+    "load_olmo3",
+    "micro_mean",
+    "process_results",
+    "process_results_olmo3",
+    "score_docs",
+    "score_docs_olmo3",
+    "total",
+]

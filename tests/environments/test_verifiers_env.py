@@ -308,7 +308,7 @@ def test_the_request_carries_the_task_settings_and_continues_its_prefix(env_mirr
     assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.8, 0.95, 2048)
     assert body["stop"] == ["\nclass", "\nif", "\nprint", "\n#", "\n```", "\n```\n\n", "<|eot_id|>"]
     assert (body["continue_final_message"], body["add_generation_prompt"]) == (True, False)
-    assert humaneval.repeats == 20 and humaneval.ks == [10]
+    assert humaneval.repeats == 20 and humaneval.ks == [1, 10]
     assert chat_request(humaneval, "m", "sglang")["continue_final_message"] is True
     with pytest.raises(ValueError, match="needs a server that can"):
         chat_request(humaneval, "m", "openai")

@@ -85,7 +85,7 @@ def test_rewards_equal_the_per_sample_metrics_lm_eval_logs(name, env_mirror, tmp
         scoring.Rollout(row.task, row.doc_key, reward, {})
         for (row, _), reward in zip(pairs, rewards)
     ]
-    summary = scoring.summarize(rollouts, [scoring.declared_k(rows[0], metadata)])[task]
+    summary = scoring.summarize(rollouts, scoring.declared_ks(rows[0], metadata))[task]
     verdicts = {
         row.doc_id: [v["olmes"]["passed"] for v in logged[row.doc_id]["filtered_resps"][0]]
         for row in rows

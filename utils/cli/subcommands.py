@@ -222,11 +222,12 @@ def suite_list(args: argparse.Namespace) -> int:
 
 def suite_show(args: argparse.Namespace) -> int:
     entries = catalog.suite_entries(catalog.load_suites(args.suites), args.name)
-    missing = set(catalog.missing_tasks(entries))
+    missing = catalog.unbuilt(entries)
     for entry in catalog.suite_tasks(catalog.load_suites(args.suites), args.name):
         sys.stdout.write(" ".join(catalog.task_flags(entry)) + "\n")
-    for task in sorted(missing):
-        sys.stdout.write(f"# missing: {task} (no such task in this version of the pack)\n")
+    for task, reason in missing.items():
+        what = "missing" if reason == catalog.NO_TASK else "not buildable here"
+        sys.stdout.write(f"# {what}: {task} ({reason})\n")
     return 0
 
 
@@ -241,6 +242,9 @@ def leaderboard_run(args: argparse.Namespace) -> int:
     extra = (["--limit", str(args.limit)] if args.limit is not None else []) + args.lm_eval_args
     board = plan.make_plan(
         checkpoints, entries, Path(args.output), extra, local=args.executor == "local"
+    )
+    board["unbuilt"] = catalog.unbuilt(
+        catalog.suite_entries(catalog.load_suites(args.suites), args.suite, only)
     )
     sys.stdout.write(plan.render(board))
     sys.stdout.flush()

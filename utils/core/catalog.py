@@ -150,23 +150,33 @@ def suite_entries(suites: dict, name: str, only: list[str] | None = None) -> lis
     return entries
 
 
-def missing_tasks(entries: list[dict], index: dict | None = None) -> list[str]:
-    """Suite members that no task YAML defines (yet)."""
+NO_TASK = "no such task in this version of the pack"
+
+
+def unbuilt(entries: list[dict], index: dict | None = None) -> dict[str, str]:
+    """{member: why it does not run}: members a suite marks `not_buildable: <reason>` (listed so
+    that the suite is whole, never run), then those no task YAML defines (yet)."""
     index = task_index() if index is None else index
-    return [e["task"] for e in entries if e["task"] not in index]
+    return {
+        e["task"]: e.get("not_buildable") or NO_TASK
+        for e in entries
+        if e.get("not_buildable") or e["task"] not in index
+    }
+
+
+def missing_tasks(entries: list[dict], index: dict | None = None) -> list[str]:
+    """Suite members that do not run: not buildable, or no task YAML defines them (yet)."""
+    return list(unbuilt(entries, index))
 
 
 def suite_tasks(suites: dict, name: str, only: list[str] | None = None) -> list[dict]:
     """The runnable task entries of suite `name`, each with `chat` forced on when the task's
-    own YAML asks for a chat template; members with no task are left out with a warning."""
+    own YAML asks for a chat template; members that do not run are left out with a warning
+    naming each and why."""
     entries = suite_entries(suites, name, only)
-    missing = missing_tasks(entries)
-    if missing:
-        log.warning(
-            "suite %s: skipping %s (no such task in this version of the pack)",
-            name,
-            ", ".join(missing),
-        )
+    missing = unbuilt(entries)
+    for task, reason in missing.items():
+        log.warning("suite %s: skipping %s (%s)", name, task, reason)
     resolved = []
     for entry in entries:
         if entry["task"] in missing:

@@ -24,6 +24,7 @@ from ..models.requests import render_messages
 from ..scoring.sampling_metrics import pass_at_k, powers_of_two_up_to
 from .rows import NotAChatTask, Row, lm_tasks, loaded
 
+_PASS_K = re.compile(r"pass(?:_at_|@)(\d+)")
 _ONE_SAMPLE = re.compile(r"(_at_|@)\d+")  # pass_at_10 -> pass_at_1, pass@16 -> pass@1
 _LOCK = threading.Lock()  # lm-eval task objects are not made for concurrent scoring
 
@@ -131,10 +132,13 @@ class Rollout:
     metrics: dict
 
 
-def declared_k(row: Row, metadata: dict | None = None) -> int | None:
-    """The k of a task's primary pass@k (HumanEval's pass_at_10: 10), else None."""
-    match = re.search(r"pass(?:_at_|@)(\d+)", declared_primary(row, metadata)["metric"])
-    return int(match.group(1)) if match else None
+def declared_ks(row: Row, metadata: dict | None = None) -> list[int]:
+    """The ks of a task's pass@k metrics, its primary's and its metric list's (HumanEval's
+    pass_at_10: 1 and 10; MBPP+'s olmo3 task: 1, 5 and 10)."""
+    task = lm_tasks(row.group, metadata)[row.task]
+    names = [m["metric"] for m in task.config.metric_list or []]
+    names.append(declared_primary(row, metadata)["metric"])
+    return sorted({int(found[1]) for name in names if (found := _PASS_K.search(name))})
 
 
 def summarize(rollouts: Iterable[Rollout], ks: Iterable[int] = ()) -> dict[str, dict[str, float]]:

@@ -4,7 +4,8 @@
   (per subtask of a group), each carrying the messages and sampling settings of `rows.Row`.
 * `EvalpackHarness`: one chat completion per rollout, in-process, through the rollout's
   interception endpoint: the row's messages as they are, its temperature/top_p/max_tokens
-  (greedy as temperature 0, as the pack's served backends send it), its stop strings, and for
+  (greedy as temperature 0, as the pack's served backends send it; OLMES's "do not cut off"
+  budgets as 32,768 tokens, `models.budget`), its stop strings, and for
   a trailing assistant message (gen_prefix: GSM8K's "Answer:", HumanEval's fence opener) vLLM's
   or SGLang's continuation fields (`server=`); a server that cannot continue one refuses.
 * `EvalpackTask.primary_metric`: the reward, the task's primary per-sample metric from its own
@@ -29,6 +30,7 @@ from verifiers.v1.utils.loaders import load_environment as vf_load_environment
 from verifiers.v1.utils.loaders import resolve_env_config
 
 from ..core.text import cut_at_stops
+from ..models import budget
 from ..models.requests import continues_assistant
 from ..models.wire import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
 from . import batching, scoring
@@ -129,7 +131,6 @@ class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
             if row.task not in checked:
                 scoring.check_rewardable(row, metadata)
                 checked.add(row.task)
-            k = scoring.declared_k(row, metadata)
             data = EvalpackTaskData(
                 id=f"{row.task}/{row.doc_key}",
                 name=row.task,
@@ -143,7 +144,7 @@ class EvalpackTaskset(vf.Taskset[EvalpackTask, EvalpackTasksetConfig]):
                 gen_kwargs=row.gen_kwargs,
                 repeats=row.repeats,
                 stops=row.stops,
-                ks=[k] if k else [],
+                ks=scoring.declared_ks(row, metadata),
                 metadata=self.config.metadata,
             )
             yield EvalpackTask(data, self.config.task)
@@ -160,10 +161,13 @@ def chat_request(data: EvalpackTaskData, model: str, server: str) -> dict:
     """The chat-completions body for one rollout of a row, as `evalpack-chat` builds it (less
     the per-repeat seed: rollouts are independent samples)."""
     messages = json.loads(data.messages_json)
+    options = sampling_options(data.gen_kwargs, DEFAULT_MAX_TOKENS)
+    # OLMES's "do not cut off" budgets: the harness does not know the model's context
+    options["max_tokens"] = budget.resolve(options["max_tokens"], None, None, None)[0]
     body = {
         "model": model,
         "messages": messages,
-        **sampling_options(data.gen_kwargs, DEFAULT_MAX_TOKENS),
+        **options,
         **stop_field(data.stops, OPENAI_MAX_STOPS if server == "openai" else None),
     }
     if continues_assistant(messages):

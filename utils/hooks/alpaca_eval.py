@@ -23,7 +23,7 @@ import datasets
 
 from ..core import data
 from ..judges.client import JudgeClient, JudgeSettings, JudgeUnavailable, unconfigured
-from ..scoring.alpaca_judge import METRICS, item_of, judge, metric
+from ..scoring.alpaca_judge import ANNOTATOR, JUDGE_MODELS, METRICS, item_of, judge, metric
 
 log = logging.getLogger(__name__)
 
@@ -36,13 +36,19 @@ def load(
     name: str = "alpaca_eval_gpt4_baseline",
     splits=("eval",),
     revision: str | None = None,
+    annotator: str = ANNOTATOR,
     **metadata,
 ) -> datasets.DatasetDict:
     """`custom_dataset` hook: the rows from the `EVALPACK_DATA_DIR` mirror, or the config's
     JSON file on the hub (the hub dataset is a loading script `datasets` no longer runs).
-    Each doc gets `doc_key` and `judge` (the run's judge settings as JSON)."""
+    Each doc gets `doc_key`, `judge` (the run's judge settings as JSON) and `annotator` (the
+    YAML's `dataset_kwargs.annotator`: AlpacaEval 2's gpt4_turbo judge unless it names another)."""
     settings = {k: v for k, v in metadata.items() if k.startswith("judge_")}
     JudgeSettings.resolve(settings)  # a bad setting fails now, not after generation
+    if annotator not in JUDGE_MODELS:
+        raise ValueError(
+            f"unknown AlpacaEval annotator {annotator!r}; known: {sorted(JUDGE_MODELS)}"
+        )
     out = {}
     for split in splits:
         rows = (
@@ -51,7 +57,7 @@ def load(
             else (_hub_rows(path, name, split, revision))
         )
         rows = [
-            {**row, "judge": json.dumps(settings, sort_keys=True)}
+            {**row, "judge": json.dumps(settings, sort_keys=True), "annotator": annotator}
             for row in _checked(rows, f"{path}/{name}/{split}")
         ]
         out[split] = datasets.Dataset.from_list(data.with_keys(rows, path, name, split))
@@ -116,7 +122,7 @@ def judge_outputs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
         return [_unjudged(doc, output, missing) for doc, output in zip(docs, outputs)]
     client = JudgeClient(settings)
     try:
-        records = judge(docs, outputs, client)
+        records = judge(docs, outputs, client, docs[0].get("annotator", ANNOTATOR))
     except JudgeUnavailable as exc:
         log.error(
             "AlpacaEval judging stopped: %s. The generations are kept (samples with "

@@ -121,17 +121,19 @@ def run_samples(
     resps: list[list[str]],
     docs: list[dict],
     jobs_for: Callable[[dict, str], dict[str, execution.Job]],
+    stops: list[str] = STOP_STRINGS,
 ) -> list[list[dict]]:
-    """Every sample of every doc, each run as `jobs_for(doc, completion)` says, in one parallel
-    batch; per doc, per sample, a verdict record per run name. A job that occurs more than once
-    for a doc (identical samples, or extraction changing nothing) runs once."""
+    """Every sample of every doc, cut at `stops`, each run as `jobs_for(doc, completion)` says,
+    in one parallel batch; per doc, per sample, a verdict record per run name. A job that
+    occurs more than once for a doc (identical samples, or extraction changing nothing) runs
+    once."""
     jobs: list[execution.Job] = []
     position: dict[tuple[int, str, str], int] = {}
     plan = []  # per doc, per sample: {run name: index into jobs}
     for i, (samples, doc) in enumerate(zip(resps, docs)):
         doc_plan = []
         for sample in samples:
-            runs = jobs_for(doc, cut_at_stops(sample, STOP_STRINGS))
+            runs = jobs_for(doc, cut_at_stops(sample, stops))
             for run in runs.values():
                 if (i, run.program, run.test) not in position:
                     position[(i, run.program, run.test)] = len(jobs)

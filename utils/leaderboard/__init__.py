@@ -1,6 +1,7 @@
 """The leaderboard engine: many checkpoints x a suite, resumable, locally or on Ray.
 
-checkpoints (models.yaml checks) + gen_settings (a checkpoint's gen_kwargs), plan (what can run,
+checkpoints (models.yaml checks) + gen_settings (a checkpoint's gen_kwargs) + thinking (its
+thinking switch), plan (what can run,
 before the run) + probes (servers and judges asked once), board (the run: units, retries,
 progress), retries, outcome (a NaN primary metric is a failure), executors (local), ray_dispatch
 + ray_address (Ray), worker (one checkpoint's model, its tasks in turn), stream (a served

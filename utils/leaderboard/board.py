@@ -29,7 +29,7 @@ from .rundirs import (
 
 log = logging.getLogger("evalpack.leaderboard")
 # what a checkpoint directory is claimed for (other settings, other completions)
-IDENTITY = ("name", "model", "model_args", "gen_kwargs")
+IDENTITY = ("name", "model", "model_args", "gen_kwargs", "process_output")
 
 
 class Interrupted(Exception):

@@ -6,6 +6,7 @@
         model_args: {pretrained: /ckpt/sft-math, tensor_parallel_size: 2}   # or "k=v,..."
         resources: {num_gpus: 2}       # optional, for --executor ray (see executors)
         gen_kwargs: {temperature: 0.6} # optional, this checkpoint's generation settings
+        process_output: r1_style       # optional, its thinking switch (see `thinking`)
 
 Every problem is one line naming the file and checkpoint; all of them are reported at once.
 A backend class may define `model_args_problems(args: dict) -> list[str]` (a classmethod) to
@@ -22,9 +23,10 @@ from ..core.yaml_files import read_yaml
 from ..models.arguments import known_model_args
 from ..models.registry import register
 from .gen_settings import gen_kwargs_problems, misplaced
+from .thinking import thinking_problems
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-KEYS = ("name", "model", "model_args", "resources", "gen_kwargs")
+KEYS = ("name", "model", "model_args", "resources", "gen_kwargs", "process_output")
 
 
 class CheckpointsError(ValueError):
@@ -85,6 +87,8 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
     ]
     if "gen_kwargs" in ckpt:
         problems += gen_kwargs_problems(ckpt["gen_kwargs"])
+    if "process_output" in ckpt:
+        problems += thinking_problems(ckpt["process_output"])
     name = str(ckpt.get("name", ""))
     if "name" not in ckpt:
         problems.append("needs `name`")

@@ -23,6 +23,7 @@ from ..core.catalog import task_flags
 from ..models.registry import POOLED
 from .gen_settings import gen_kwargs_flags
 from .rundirs import COMPLETION_LOG, WORKER_LOG, lm_eval_command
+from .thinking import thinking_flags
 
 # backends that run the model in the worker's own process, on one GPU unless told otherwise
 LOCAL_GPU_MODELS = {
@@ -70,7 +71,12 @@ def unit_spec(unit: Unit, output: Path, extra: list[str]) -> dict:
         pair_dir = ckpt_dir / entry["task"]
         entry = {
             **entry,
-            "args": [*entry.get("args", []), *extra, *gen_kwargs_flags(unit.checkpoint)],
+            "args": [
+                *entry.get("args", []),
+                *extra,
+                *gen_kwargs_flags(unit.checkpoint),
+                *thinking_flags(unit.checkpoint, extra),
+            ],
         }
         pairs.append(
             {

@@ -187,6 +187,7 @@ def render(plan: dict) -> str:
         "cannot run"
     )
     tail = [f"cannot run: {ckpt} x {task}: {reason}" for (ckpt, task), reason in blocked.items()]
+    tail += [f"not in the pack: {task}: {why}" for task, why in plan.get("unbuilt", {}).items()]
     return "\n".join([head, *lines, *tail]) + "\n"
 
 

@@ -12,9 +12,10 @@ What lm-eval's own API backends get wrong, and these do not:
   only when there is one (some servers fail on `"stop": []`); OpenAI gets at most 4, the
   others all of them.
 * `max_tokens` is capped by the model's context (`max_model_len=`, else what the server lists
-  under /v1/models), minus the prompt where the backend can count it; a server that refuses
-  a request as too long for its context, counting the prompt (vLLM, SGLang, OpenAI wording),
-  is asked again for what is left. Said once.
+  under /v1/models), minus the prompt where the backend can count it; OLMES's "do not cut
+  off" budgets (131,072 and up) are 32,768 tokens where the context is unknown (`budget`); a
+  server that refuses a request as too long for its context, counting the prompt (vLLM,
+  SGLang, OpenAI wording), is asked again for what is left. Said once.
 * Greedy (`do_sample: false` or temperature 0) is sent as temperature 0 with no top_p/top_k/min_p.
 * A trailing assistant message (lm-eval's `gen_prefix`) is continued, not answered: vLLM gets
   `continue_final_message: true` + `add_generation_prompt: false`, SGLang
@@ -42,6 +43,7 @@ from lm_eval.api.model import hash_args
 from tqdm import tqdm
 
 from ..core.text import cut_at_stops
+from . import budget
 from .arguments import backend_label
 from .dispatch import Dispatch, Failed
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
@@ -258,20 +260,15 @@ class ServedGeneration:
 
     def capped(self, options: dict, prompt_tokens: int | None = None) -> dict:
         """`options` with `max_tokens` cut to what the model's context leaves after the prompt
-        (when the prompt can be counted here); said once per model."""
-        if not self.max_model_len:
+        (when the prompt can be counted here), a "do not cut off" budget to `budget.FALLBACK`
+        where the context is not known (`budget`); said once per model."""
+        tokens, why = budget.resolve(
+            options["max_tokens"], self.max_model_len, prompt_tokens, self._context_source
+        )
+        if why is None:
             return options
-        room = max(1, self.max_model_len - (prompt_tokens or 0))
-        if options["max_tokens"] > room:
-            counted = " minus the prompt" if prompt_tokens else ""
-            self._note_cap(
-                options["max_tokens"],
-                room,
-                f"the model's context of "
-                f"{self.max_model_len} tokens ({self._context_source}){counted}",
-            )
-            options = {**options, "max_tokens": room}
-        return options
+        self._note_cap(options["max_tokens"], tokens, why)
+        return {**options, "max_tokens": tokens}
 
     def _note_cap(self, asked: int, room: int, why: str) -> None:
         if not self._cap_noted:

@@ -268,14 +268,14 @@ def doc_field_scores(
     return scores
 
 
-def suffix_scores(checkpoints: dict, column: dict, suffix: str) -> dict:
+def suffix_scores(checkpoints: dict, column: dict, suffix: str, prefix: str = "") -> dict:
     """{checkpoint: {metric less suffix: value}}: a task's per-item metrics (IFEval's
-    `<instruction>_loose_acc`)."""
-    scores: dict[str, dict] = {}
-    tail = f"{suffix},{column['filter']}"
+    `<instruction>_loose_acc`), those starting with `prefix` only (pass@k's `pass_at_`)."""
+    scores, tail = {}, f"{suffix},{column['filter']}"
     for name, ckpt in checkpoints.items():
         for key, value in ckpt["results"].get(column["task"], {}).items():
-            if key.endswith(tail) and isinstance(value, (int, float)) and "_stderr" not in key:
+            wanted = key.startswith(prefix) and key.endswith(tail) and "_stderr" not in key
+            if wanted and isinstance(value, (int, float)):
                 scores.setdefault(name, {})[key.removesuffix(tail)] = value
     return scores
 
@@ -299,7 +299,7 @@ def breakdown_scores(checkpoints: dict, column: dict, owner: str, spec: dict) ->
     if spec["by"] == "doc_field":
         tasks = catalog.members(catalog.task_config(column["task"])) or [column["task"]]
         return doc_field_scores(checkpoints, tasks, owner, spec["field"], column["metric"])
-    return suffix_scores(checkpoints, column, spec["suffix"])
+    return suffix_scores(checkpoints, column, spec["suffix"], spec.get("prefix", ""))
 
 
 def breakdowns(checkpoints: dict, columns: list[dict]) -> list[dict]:

@@ -18,6 +18,11 @@ from alpaca_eval.annotators import PairwiseAnnotator, SinglePairwiseAnnotator
 from alpaca_eval.utils import prompt_to_chatml
 
 ANNOTATOR = "weighted_alpaca_eval_gpt4_turbo"
+# The judge model of each annotator OLMES uses. AlpacaEval 3 (`alpaca_eval_v3::olmo3:adapt`) is
+# `weighted_alpaca_eval_gpt4.1`, which alpaca-eval 0.6.6 does not ship: at the commit OLMES pins
+# (cd543a1) its config is the gpt4_turbo one (same prompt, parser, decoding) naming the model
+# gpt-4.1-2025-04-14, so it is that config with that model (None: the config's own).
+JUDGE_MODELS = {ANNOTATOR: None, "weighted_alpaca_eval_gpt4.1": "gpt-4.1-2025-04-14"}
 MODEL_NAME = "EVAL_MODEL"
 REFERENCE_FIELDS = ("instruction", "output", "generator", "dataset")
 NO_PREFERENCE = "the judge answered, but with neither 'm' nor 'M' among its top log-probabilities"
@@ -50,12 +55,13 @@ class ServedCompletions:
     request gives an empty completion, which the package's parser turns into no preference
     (as its own decoder does after its retries); `failures` keeps each failed prompt's error."""
 
-    def __init__(self, client) -> None:
+    def __init__(self, client, default_model: str | None = None) -> None:
         self.client = client
+        self.default_model = default_model
         self.failures: dict[str, str] = {}
 
     def __call__(self, prompts, model_name: str, **kwargs) -> dict:
-        model = self.client.settings.model or model_name
+        model = self.client.settings.model or self.default_model or model_name
         payloads = [completion_payload(p, model, **kwargs) for p in prompts]
         start = time.monotonic()
         judgements = self.client.judge_all(payloads)
@@ -87,10 +93,11 @@ def annotator_for(completions: ServedCompletions) -> PairwiseAnnotator:
     return Annotator(annotators_config=ANNOTATOR, caching_path=None)
 
 
-def judge(docs: list[dict], outputs: list[str], client) -> list[dict]:
-    """One record per doc: the judge's preference (1 = reference better, 2 = model better,
-    in between from the log-probabilities; None when there is no judgement, with the reason),
-    the judge's top log-probabilities, the price, and the two output lengths."""
+def judge(docs: list[dict], outputs: list[str], client, annotator: str = ANNOTATOR) -> list[dict]:
+    """One record per doc, judged as `annotator` (a key of JUDGE_MODELS) judges: the judge's
+    preference (1 = reference better, 2 = model better, in between from the log-probabilities;
+    None when there is no judgement, with the reason), the judge's top log-probabilities, the
+    price, and the two output lengths."""
     references = [{k: doc[k] for k in REFERENCE_FIELDS} for doc in docs]
     model_outputs = [
         {
@@ -101,7 +108,7 @@ def judge(docs: list[dict], outputs: list[str], client) -> list[dict]:
         }
         for doc, output in zip(docs, outputs, strict=True)
     ]
-    completions = ServedCompletions(client)
+    completions = ServedCompletions(client, JUDGE_MODELS[annotator])
     annotations = annotator_for(completions).annotate_head2head(
         outputs_1=references, outputs_2=model_outputs, chunksize=None
     )
