@@ -19,7 +19,7 @@ from lm_eval._cli.subcommand import SubCommand
 from ..core import catalog
 from ..leaderboard import board as leaderboard
 from ..leaderboard import checkpoints as checkpoints_file
-from ..leaderboard import plan
+from ..leaderboard import gpu_pool, plan
 from ..report import report
 from . import rescore
 
@@ -83,6 +83,8 @@ class Leaderboard(PackCommand):
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output board --strict
         evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output /shared/board \\
             --executor ray --address auto       # see docs/leaderboards.md
+        evalpack leaderboard run --models models.yaml --suite tulu_3_dev --output board \\
+            --gpus 0,1,2,3       # checkpoints with serve: {command, gpus_per_replica, replicas}
         # a first leaderboard, step by step: docs/first_leaderboard.md
     """
 
@@ -121,7 +123,9 @@ class Leaderboard(PackCommand):
 def add_board_args(run: argparse.ArgumentParser) -> None:
     """The arguments `leaderboard run` and `leaderboard check` share."""
     run.add_argument(
-        "--models", required=True, help="YAML: checkpoints: [{name, model, model_args, resources}]"
+        "--models",
+        required=True,
+        help="YAML: checkpoints: [{name, model, model_args, resources, serve}]",
     )
     run.add_argument("--suite", required=True, help="suite name (see `evalpack suite list`)")
     run.add_argument("--suites", help="YAML file with your own suites")
@@ -140,6 +144,12 @@ def add_board_args(run: argparse.ArgumentParser) -> None:
         "checkpoint as a Ray task with its resources",
     )
     run.add_argument("--address", help="Ray cluster address: auto (default) or ray://HOST:PORT")
+    run.add_argument(
+        "--gpus",
+        help="devices for the servers the board starts (checkpoints with serve: {command, "
+        "gpus_per_replica, replicas}): e.g. 0,1,2,3; default: every visible GPU; none: "
+        "servers on CPU",
+    )
     run.add_argument(
         "--max_retries",
         type=int,
@@ -237,6 +247,13 @@ def leaderboard_run(args: argparse.Namespace) -> int:
     except checkpoints_file.CheckpointsError as exc:
         sys.stderr.writelines(f"evalpack leaderboard: error: {line}\n" for line in exc.problems)
         return 2
+    try:
+        gpus = board_gpus(checkpoints, args)
+    except ValueError as exc:
+        sys.stderr.writelines(
+            f"evalpack leaderboard: error: {line}\n" for line in str(exc).split("\n")
+        )
+        return 2
     only = args.tasks.split(",") if args.tasks else None
     entries = catalog.suite_tasks(catalog.load_suites(args.suites), args.suite, only)
     extra = (["--limit", str(args.limit)] if args.limit is not None else []) + args.lm_eval_args
@@ -269,6 +286,7 @@ def leaderboard_run(args: argparse.Namespace) -> int:
             address=args.address,
             max_retries=args.max_retries,
             cannot=cannot,
+            gpus=gpus,
         )
     except (KeyboardInterrupt, leaderboard.Interrupted) as exc:
         where = f"during {exc}" if str(exc) else "before any pair started"
@@ -289,6 +307,18 @@ def leaderboard_run(args: argparse.Namespace) -> int:
         len(cannot),
     )
     return 1 if outcome["failed"] or cannot else 0
+
+
+def board_gpus(checkpoints: list[dict], args: argparse.Namespace) -> list[str]:
+    """The GPUs the board's servers share (`--gpus`; locally, and only where a checkpoint has
+    `serve:`); ValueError with a line per checkpoint that could never start."""
+    if args.executor != "local" or not any("serve" in ckpt for ckpt in checkpoints):
+        return []
+    gpus = gpu_pool.parse_gpus(args.gpus)
+    problems = gpu_pool.gpu_problems(checkpoints, gpus)
+    if problems:
+        raise ValueError("\n".join(problems))
+    return gpus
 
 
 def terminate_as_interrupt(signum, frame) -> None:

@@ -187,10 +187,12 @@ def run_leaderboard(
     address: str | None = None,
     max_retries: int = 2,
     cannot: dict | None = None,
+    gpus: list[str] | None = None,
 ) -> dict[str, list[str]]:
     """Every pair not yet finished and not in `cannot` (the plan's pairs that cannot run);
     returns the pairs `done` (before), `ran`, `failed` and `cannot`. Raises `Interrupted`
-    (naming the running pairs) on Ctrl-C, after stopping the workers."""
+    (naming the running pairs) on Ctrl-C, after stopping the workers (and their servers).
+    `gpus`: the devices checkpoints with `serve:` share (`gpu_pool`)."""
     outcome: dict[str, list[str]] = {"done": [], "ran": [], "failed": [], "cannot": []}
     queue = pending_units(checkpoints, entries, output, outcome, cannot)
     if not queue:
@@ -201,10 +203,12 @@ def run_leaderboard(
     board = Board(output, max_retries, progress, outcome)
     runner = None
     try:
-        runner = make_executor(executor, output, extra, address)
+        runner = make_executor(executor, output, extra, address, gpus)
         while queue or runner.units():
-            while queue and runner.has_room():
-                runner.start(queue.pop(0))
+            # the first waiting unit there is room for (a smaller one may pass a larger one)
+            while fits := next((u for u in queue if runner.has_room(u)), None):
+                queue.remove(fits)
+                runner.start(fits)
             ended = runner.wait(1.0)
             board.report_markers(runner.units() + [unit for unit, _ in ended])
             for unit, error in ended:

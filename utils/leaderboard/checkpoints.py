@@ -5,6 +5,8 @@
         model: vllm                    # an lm-eval or evalpack model name
         model_args: {pretrained: /ckpt/sft-math, tensor_parallel_size: 2}   # or "k=v,..."
         resources: {num_gpus: 2}       # optional, for --executor ray (see executors)
+        serve: {command: "vllm serve {model} --port {port}", gpus_per_replica: 1, replicas: 1}
+                                       # optional: the board runs its servers (see serve)
         gen_kwargs: {temperature: 0.6} # optional, this checkpoint's generation settings
         process_output: r1_style       # optional, its thinking switch (see `thinking`)
 
@@ -23,10 +25,11 @@ from ..core.yaml_files import read_yaml
 from ..models.arguments import known_model_args
 from ..models.registry import register
 from .gen_settings import gen_kwargs_problems, misplaced
+from .serve import serve_problems
 from .thinking import thinking_problems
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-KEYS = ("name", "model", "model_args", "resources", "gen_kwargs", "process_output")
+KEYS = ("name", "model", "model_args", "resources", "gen_kwargs", "process_output", "serve")
 
 
 class CheckpointsError(ValueError):
@@ -106,8 +109,12 @@ def checkpoint_problems(ckpt, names: set) -> list[str]:
         problems.append("resources must map resource names to numbers (num_gpus: 1)")
     if "model" not in ckpt:
         problems.append("needs `model`")
-    elif not problems:  # the arguments are checked once the entry's shape is right (an unknown
-        # key such as `model_arg:` is usually the misspelt arguments themselves)
+    elif "serve" in ckpt:
+        problems += serve_problems(ckpt)
+    if "model" in ckpt and not problems:  # the arguments are checked once the entry's shape is
+        # right (an unknown key such as `model_arg:` is usually the misspelt arguments themselves)
+        if "serve" in ckpt:  # the board fills in base_url
+            args = {**args, "base_url": "http://127.0.0.1:1/"}
         problems += model_problems(str(ckpt["model"]), args)
     return problems
 

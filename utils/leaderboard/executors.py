@@ -23,6 +23,7 @@ from ..core.catalog import task_flags
 from ..models.registry import POOLED
 from .gen_settings import gen_kwargs_flags
 from .rundirs import COMPLETION_LOG, WORKER_LOG, lm_eval_command
+from .serve import ENDPOINTS, gpus_needed, serve_of, served_model
 from .thinking import thinking_flags
 
 # backends that run the model in the worker's own process, on one GPU unless told otherwise
@@ -92,7 +93,16 @@ def unit_spec(unit: Unit, output: Path, extra: list[str]) -> dict:
         "model": unit.checkpoint["model"],
         "pairs": pairs,
         "env": env,
+        "serve": serve_spec(unit.checkpoint),
     }
+
+
+def serve_spec(ckpt: dict) -> dict | None:
+    """How the worker serves the checkpoint (`serve`), or None (a model it does not serve)."""
+    serve = serve_of(ckpt)
+    if serve:
+        serve.update(model=served_model(ckpt), endpoint=ENDPOINTS[ckpt["model"]])
+    return serve
 
 
 def start_worker(spec: dict, node: str) -> subprocess.Popen:
@@ -127,6 +137,8 @@ def resources_for(ckpt: dict) -> dict:
     tensor_parallel_size x data_parallel_size, else one GPU for a backend that runs the model
     in-process (hf, vllm, sglang) and none for the others (replay, served models)."""
     declared = dict(ckpt.get("resources") or {})
+    if serve_of(ckpt) and "num_gpus" not in declared:  # the GPUs its servers take
+        declared["num_gpus"] = gpus_needed(ckpt)
     args = ckpt.get("model_args") or {}
     if isinstance(args, str):
         from lm_eval.utils import simple_parse_args_string
@@ -152,7 +164,7 @@ class LocalExecutor:
         self.output, self.extra = output, extra
         self.running: dict[int, tuple[Unit, subprocess.Popen]] = {}
 
-    def has_room(self) -> bool:
+    def has_room(self, unit: Unit | None = None) -> bool:
         return not self.running
 
     def start(self, unit: Unit) -> None:

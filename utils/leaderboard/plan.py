@@ -2,7 +2,8 @@
 will run, finished earlier, or cannot run and why.
 
 A pair cannot run when its task's data is missing from the `EVALPACK_DATA_DIR` mirror (the file
-looked for is named), when the task needs log-likelihoods or an assistant prefix continued and
+looked for is named), when a checkpoint the board serves (`serve`) names a local path that
+does not exist, when the task needs log-likelihoods or an assistant prefix continued and
 the checkpoint's backend or server cannot do it (servers are asked once, `probes`), or when the
 task needs a judge that is not configured, does not answer or gives no log-probabilities. Such
 pairs are not started; `--strict` makes any of them an error before anything starts. The plan
@@ -25,6 +26,7 @@ from ..core import catalog, data
 from ..models.registry import register
 from . import probes
 from .rundirs import pair_is_done
+from .serve import model_path_problem
 
 PLAN_FILE = "plan.json"
 LOGLIKELIHOOD_TYPES = ("loglikelihood", "multiple_choice", "loglikelihood_rolling")
@@ -101,6 +103,8 @@ class Backend:
         self.answers: dict[str, str | None] = {}
         host = urlparse(str(self.args.get("base_url", ""))).hostname or ""
         self.askable = local_only or host not in ("127.0.0.1", "localhost", "::1")
+        self.askable &= "serve" not in ckpt  # its server is not started yet
+        self.missing = model_path_problem(ckpt) if "serve" in ckpt else None
 
     def problem(self, need: str) -> str | None:
         if self.cls is None or not self.askable:
@@ -117,6 +121,8 @@ class Backend:
 
 def pair_problem(needs: Needs, backend: Backend, judges: dict[str, str | None]) -> str | None:
     """Why one pair cannot run, or None (the first reason found)."""
+    if backend.missing:
+        return backend.missing
     missing = [str(f) for f in needs.files if not f.is_file()]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""

@@ -13,21 +13,27 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from .executors import LocalExecutor, Unit, resources_for, start_worker, stop, unit_spec
+from .executors import Unit, resources_for, start_worker, stop, unit_spec
+from .gpu_pool import PoolExecutor
 from .ray_address import address_problem
+from .serve import stop_recorded
 
 log = logging.getLogger("evalpack.leaderboard")
 
 
 def run_unit(spec: dict) -> int:
-    """The Ray task: the worker process on this node; its exit status."""
+    """The Ray task: the worker process on this node, which owns the checkpoint's servers (if it
+    has `serve:`) on this node's GPUs; its exit status."""
     import ray
 
+    if spec.get("serve"):  # its servers on the GPUs Ray gave this task
+        spec = {**spec, "gpus": [str(gpu) for gpu in ray.get_gpu_ids()]}
     proc = start_worker(spec, ray.get_runtime_context().get_node_id())
     try:
         return proc.wait()
     finally:  # cancelled (ray.cancel) or the Ray worker is going down
         stop(proc)
+        stop_recorded(Path(spec["checkpoint_dir"]))  # servers a killed worker left
 
 
 def divert_cluster_messages(log_file: Path) -> None:
@@ -76,7 +82,7 @@ class RayExecutor:
         self.remote = self.ray.remote(run_unit)
         self.running: dict = {}  # ObjectRef -> Unit
 
-    def has_room(self) -> bool:
+    def has_room(self, unit: Unit | None = None) -> bool:
         return True  # Ray queues what the cluster cannot place yet
 
     def start(self, unit: Unit) -> None:
@@ -121,9 +127,12 @@ class RayExecutor:
         self.running.clear()
 
 
-def make_executor(name: str, output: Path, extra: list[str], address: str | None):
+def make_executor(
+    name: str, output: Path, extra: list[str], address: str | None, gpus: list[str] | None = None
+):
+    """The executor; locally, checkpoints with `serve:` share the GPUs `gpus` (`gpu_pool`)."""
     if name == "ray":
         return RayExecutor(output, extra, address)
     if address:
         raise ValueError("--address needs --executor ray")
-    return LocalExecutor(output, extra)
+    return PoolExecutor(output, extra, gpus or [])

@@ -72,10 +72,16 @@ def heavy_scoring_first(pairs: list[dict]) -> list[tuple[dict, bool]]:
     return sorted(marked, key=lambda marked_pair: not marked_pair[1])
 
 
-def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None:
+def run_side_by_side(
+    pairs: list[dict],
+    run_one: Callable[[dict], None],
+    through: Callable[[dict, bool], None] | None = None,
+) -> None:
     """`run_one(pair)` for every pair, each in its own thread, heavily scored tasks first, pair
     k+1 starting when pair k reaches the model (or ends), with requests of heavily scored tasks,
-    then of earlier pairs, first in line."""
+    then of earlier pairs, first in line; `through(pair, ended)` is called after each of the
+    pair's model calls (ended False) and when it ends (True)."""
+    through = through or (lambda pair, ended: None)
     import_lazy_modules()
     ordered = heavy_scoring_first(pairs)
     reached = [threading.Event() for _ in ordered]
@@ -84,10 +90,11 @@ def run_side_by_side(pairs: list[dict], run_one: Callable[[dict], None]) -> None
         if number:
             reached[number - 1].wait()
         try:
-            with running_as(number, reached[number].set, heavy):
+            with running_as(number, reached[number].set, heavy, lambda: through(pair, False)):
                 run_one(pair)
         finally:
             reached[number].set()
+            through(pair, True)
 
     threads = [
         threading.Thread(

@@ -34,7 +34,7 @@ from lm_eval.api.registry import get_model
 
 from ..models.pooled import PooledResumableLM
 from ..models.registry import register
-from . import stream
+from . import served_unit, stream
 from .inprocess import execute, output_into, parse_command, reason_of
 from .outcome import run_problem
 from .rundirs import DONE_MARKER, FAILED_MARKER, PAIR_LOG, WORKERS_LOG, clear_unfinished, error_line
@@ -133,6 +133,9 @@ def run_unit(spec: dict) -> None:
     markers say how each ended."""
     register()
     PooledResumableLM.on_load = record_load(Path(spec["checkpoint_dir"]), spec["node"])
+    if spec.get("serve"):  # its own servers, started here (`served_unit`)
+        served_unit.run_served_unit(spec, lambda pair: run_marked(pair, spec["node"], True))
+        return
     side_by_side = spec.get("stream", streams(spec.get("model")))
     if side_by_side:
         stream.run_side_by_side(spec["pairs"], lambda pair: run_marked(pair, spec["node"], True))
@@ -141,10 +144,15 @@ def run_unit(spec: dict) -> None:
         run_marked(pair, spec["node"], False)
 
 
+def interrupted(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     spec = json.loads(argv[0])
     die_with_parent(spec["parent"])
+    signal.signal(signal.SIGTERM, interrupted)  # the servers it started are stopped on the way out
     try:
         run_unit(spec)
     except KeyboardInterrupt:

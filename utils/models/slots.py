@@ -36,17 +36,21 @@ WAIT_STEP = 0.5  # seconds between checks that the waiting request's dispatch wa
 
 @contextlib.contextmanager
 def running_as(
-    priority: int, on_model_call: Callable[[], None] | None = None, heavy_scoring: bool = False
+    priority: int,
+    on_model_call: Callable[[], None] | None = None,
+    heavy_scoring: bool = False,
+    on_model_done: Callable[[], None] | None = None,
 ):
     """Within: this thread's run is number `priority` of the stream (`stream_priority`), its
-    task's scoring is heavy or not, and `on_model_call` is called at its first model call."""
+    task's scoring is heavy or not, `on_model_call` is called at its first model call and
+    `on_model_done` after each model call returned."""
     _local.priority, _local.on_model_call, _local.streamed = priority, on_model_call, True
-    _local.heavy_scoring = heavy_scoring
+    _local.heavy_scoring, _local.on_model_done = heavy_scoring, on_model_done
     try:
         yield
     finally:
         _local.priority, _local.on_model_call, _local.streamed = 0, None, False
-        _local.heavy_scoring = False
+        _local.heavy_scoring, _local.on_model_done = False, None
 
 
 def stream_priority(max_tokens: int) -> tuple[bool, int, int]:
@@ -67,7 +71,11 @@ def reached_model() -> None:
 
 def generation_done() -> None:
     """Called by a model wrapper when a run's requests are answered: in a stream, this thread
-    (and what it starts) is niced by `SCORING_NICENESS`, once (Linux; elsewhere nothing)."""
+    (and what it starts) is niced by `SCORING_NICENESS`, once (Linux; elsewhere nothing), and
+    the run's `on_model_done` is called."""
+    callback = getattr(_local, "on_model_done", None)
+    if callback:
+        callback()
     if not getattr(_local, "streamed", False) or getattr(_local, "niced", False):
         return
     _local.niced = True
