@@ -177,8 +177,8 @@ def main() -> None:
         wall = way(node)
         ideal = args.startup + node.seconds() / (args.slots * args.gpus)
         print(
-            f"{label:24s} {wall:8.0f} {ideal:8.0f} {wall / ideal - 1:6.0%} "
-            f"{node.busy(args.gpus):9.0%}",
+            f"{label:24s} {wall:8.0f} {ideal:8.0f} {wall / ideal - 1:6.1%} "
+            f"{node.busy(args.gpus):9.1%}",
             flush=True,
         )
 
