@@ -242,3 +242,28 @@ def test_the_pool_places_checkpoints_by_the_gpus_they_need(tmp_path):
     assert gpu_problems([two.checkpoint, one.checkpoint], ["0"]) == [
         "checkpoint 'two' needs 2 GPUs (replicas x gpus_per_replica) and the board has 1 (--gpus 0)"
     ]
+
+
+def test_a_server_still_starting_gets_a_line_with_its_log(tmp_path, caplog):
+    import time
+
+    from evalpack.leaderboard.executors import Unit
+    from evalpack.leaderboard.gpu_pool import STARTING_EVERY, PoolExecutor
+
+    pool = PoolExecutor(tmp_path, [], ["0"])
+    unit = Unit(checkpoint("slow", "s {port}"), [])
+    (tmp_path / "slow").mkdir()
+    log = tmp_path / "slow" / "server-0.log"
+    log.write_text("INFO starting\nLoading safetensors checkpoint shards: 45%\n")
+    (tmp_path / "slow" / serve.SERVE_FILE).write_text(
+        json.dumps({"servers": [{"pid": None, "port": 1, "log": str(log)}], "stopped": False})
+    )
+    pool.running, pool.held = {id(unit): (unit, None)}, {id(unit): ["0"]}
+    pool.since[id(unit)] = time.monotonic() - STARTING_EVERY - 1
+    with caplog.at_level("INFO", logger="evalpack.leaderboard"):
+        pool.look()
+        pool.look()  # within the next STARTING_EVERY seconds: no second line
+    lines = [r.getMessage() for r in caplog.records if "starting," in r.getMessage()]
+    assert len(lines) == 1
+    assert lines[0].startswith("slow: server(s) starting, 3")
+    assert lines[0].endswith(": Loading safetensors checkpoint shards: 45%")

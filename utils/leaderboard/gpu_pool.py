@@ -18,13 +18,15 @@ import os
 import shutil
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 from .executors import LocalExecutor, Unit, start_worker, unit_spec
 from .rundirs import FAILED_MARKER
-from .serve import SERVE_FILE, gpus_needed, recorded, serve_of, stop_recorded
+from .serve import SERVE_FILE, gpus_needed, log_tail, recorded, serve_of, stop_recorded
 
 log = logging.getLogger("evalpack.leaderboard")
+STARTING_EVERY = 30.0  # seconds between the lines of a server that is still starting
 
 
 def visible_gpus() -> list[str]:
@@ -76,6 +78,8 @@ class PoolExecutor(LocalExecutor):
         self.free = list(gpus)
         self.held: dict[int, list[str]] = {}  # id(unit) -> its GPUs, until its servers stop
         self.up: set[int] = set()  # units whose servers were reported up
+        self.since: dict[int, float] = {}  # id(unit) -> when its servers were started
+        self.shown: dict[int, float] = {}  # id(unit) -> its last "starting" line (s after since)
 
     def has_room(self, unit: Unit | None = None) -> bool:
         running = [u for u, _ in self.running.values()]
@@ -96,6 +100,7 @@ class PoolExecutor(LocalExecutor):
             needed = gpus_needed(unit.checkpoint)
             gpus, self.free = self.free[:needed], self.free[needed:]
             self.held[id(unit)] = gpus
+            self.since[id(unit)] = time.monotonic()
             spec["gpus"] = gpus
             stop_recorded(self.ckpt_dir(unit))  # an earlier board's, if it was killed -9
             (self.ckpt_dir(unit) / SERVE_FILE).unlink(missing_ok=True)
@@ -115,6 +120,8 @@ class PoolExecutor(LocalExecutor):
         """The unit's GPUs back to the pool (once)."""
         gpus = self.held.pop(id(unit), None)
         self.up.discard(id(unit))
+        self.since.pop(id(unit), None)
+        self.shown.pop(id(unit), None)
         if gpus is not None:
             self.free += gpus
             log.info("%s: %s; GPUs [%s] back to the pool", unit.name, why, ",".join(gpus))
@@ -128,8 +135,19 @@ class PoolExecutor(LocalExecutor):
             if state.get("up") is not None and key not in self.up:
                 self.up.add(key)
                 log.info("%s: server(s) up after %.0f s", unit.name, state["up"])
+            elif key not in self.up:
+                self.still_starting(unit, state)
             if state.get("stopped"):
                 self.release(unit, "servers stopped")
+
+    def still_starting(self, unit: Unit, state: dict) -> None:
+        """Every `STARTING_EVERY` seconds until the servers are up: a line with the last line
+        of the first server's log (weights loading, compiling, ...)."""
+        waited = time.monotonic() - self.since[id(unit)]
+        if waited - self.shown.get(id(unit), 0.0) >= STARTING_EVERY and state.get("servers"):
+            self.shown[id(unit)] = waited
+            last = log_tail(Path(state["servers"][0]["log"]), 1)
+            log.info("%s: server(s) starting, %.0f s: %s", unit.name, waited, last[:160])
 
     def wait(self, timeout: float) -> list[tuple[Unit, str | None]]:
         self.look()
