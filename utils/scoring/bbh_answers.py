@@ -162,7 +162,13 @@ def _strip_delimiters(answer: str) -> str:
 def extract_cot_v1(completion: str, subtask: str, flex: bool = False) -> str:
     """The answer OLMES `bbh:cot-v1` reads from a completion (with `flex`, the intended
     reading: see the module docstring); "" when nothing matches."""
-    found = _last_match_of_first_template(completion, _templates(subtask, flex))
+    return read_answer(completion, subtask, _templates(subtask, flex))
+
+
+def read_answer(completion: str, subtask: str, templates: list[str]) -> str:
+    """The LAST match of the first of `templates` that matches, delimiters peeled off, a
+    single MC letter written "(X)"; "" when none matches."""
+    found = _last_match_of_first_template(completion, templates)
     if found is None:
         return ""
     answer = _strip_delimiters(found.strip())

@@ -194,8 +194,12 @@ def flex_candidates(completion: str, strict: str) -> list[str]:
     return [normalize_final_answer(candidate) for candidate in raw]
 
 
-def score_math(completion: str, solution: str, sympy_timeout: float = 5.0) -> dict:
-    """All three MATH metrics of one completion, as a plain record for logging."""
+def score_math(
+    completion: str, solution: str, sympy_timeout: float = 5.0, minerva_style: bool = True
+) -> dict:
+    """All three MATH metrics of one completion, as a plain record for logging. OLMES's
+    `cot_style: plain` (`minerva_style=False`, the olmo3 tasks) leaves the Final Answer line out
+    of flex's candidates (it still decides `exact_match`)."""
     gold = olmes_gold(solution)
     timeouts = {"exact_match": 0, "exact_match_flex": 0, "math_verify": 0}
 
@@ -207,7 +211,7 @@ def score_math(completion: str, solution: str, sympy_timeout: float = 5.0) -> di
         exact, timed_out = sympy_equal(normalize_final_answer(strict), gold, sympy_timeout)
         timeouts["exact_match"] += timed_out
 
-    candidates = flex_candidates(completion, strict)
+    candidates = flex_candidates(completion, strict if minerva_style else INVALID_ANSWER)
     flex = exact or any(hendrycks_equal(c, gold) for c in candidates)
     checked = {normalize_final_answer(strict)} if strict != INVALID_ANSWER else set()
     for candidate in candidates:

@@ -1,0 +1,216 @@
+"""OLMES's answer extraction for the rule-scored tasks of `olmo3:adapt` (5a51f50): the regex
+cascade of `oe_eval/tasks/utils.py:extract_answer` with each family's `metric_kwargs`, as pure
+functions of the scored text (after the thinking switch, when it is on).
+
+The cascade, first stage with an answer wins:
+
+1. `answer_format_regex` (AGIEval, GPQA, GSM8K): its LAST findall match; format 1.0.
+2. `answer_regexes_templates` (OLMo 3's eleven, `OLMO3_TEMPLATES`) x `answer_regexes`: the
+   first template (then answer regex) with a match gives its LAST match, the last non-empty
+   group; format 1.0 for the first template, 0.5 for the others.
+3. `answer_prefix_regexes` (GSM8K): the LAST match of the first prefix that matches; in the
+   text after it (stripped of whitespace, then of "."), the FIRST match of the answer regexes
+   joined by "|", its last non-empty group; format 1.0 for the first prefix, 0.5 for others.
+4. the answer regexes alone: the first with a match gives its LAST findall match; format 0.2
+   for the first regex, 0.1 for the others.
+
+Where OLMES's patterns take quadratic time on a long output the same answers are computed in
+linear time (each case says why it is the same):
+
+* template 11, `(?i).*\\b($ANS$)\\b`, is never reached: it can only match where template 9,
+  `(?i)\\b($ANS$)\\b`, already did, with a non-empty answer (every answer regex here matches
+  at least one character), so it is left out.
+* GSM8K's `[\\s\\S]*?\\\\boxed\\{(.*?)\\}[\\s\\S]*?` finds, from each position, the next
+  `\\boxed{...}` (the lazy prefix skips to it, the lazy suffix takes nothing): its matches are
+  those of `\\\\boxed\\{(.*?)\\}`.
+* stage 3 reads only the first match of the joined regexes, which `re.search` finds without
+  OLMES's `findall` over the whole rest.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import bbh_answers
+
+# OLMES's OLMO_3_REGEXES (oe_eval/configs/regexes.py); $ANS$ is replaced by an answer regex
+OLMO3_TEMPLATES = (
+    r"(?i)therefore,?\s*the\s*answer\s*is:?\s*\(?($ANS$)\b",
+    r"(?i)so\s+the\s+answer\s+is\s+($ANS$)\.?",
+    r"(?i)the\s+correct\s+answer\s+is:?\s*($ANS$)",
+    r"(?i)the\s+answer\s+is\s+($ANS$)\.?",
+    r"(?i)a:\s*($ANS$)",
+    r"(?i)answer:\s*($ANS$)",
+    r"(?i)\b($ANS$)\)?\s+is\s+correct",
+    r"(?i)\(($ANS$)\)",
+    r"(?i)\b($ANS$)\b",
+    r"(?i)\b($ANS$)\b",
+    r"(?i).*\b($ANS$)\b",
+)
+UNREACHABLE_TEMPLATE = OLMO3_TEMPLATES[-1]  # see the module docstring
+SEARCHED_TEMPLATES = OLMO3_TEMPLATES[:-1]
+
+LETTERS_AD = r"\(?([A-D])\)?"  # MMLU, GPQA: "(A)" and "A"
+LETTERS_AF = r"\(?([A-F])\)?"  # AGIEval
+AGIEVAL_FORMAT = r"Therefore, the answer is \(([A-F])\)"
+GPQA_FORMAT = r"Therefore, the answer is \(([A-D])\)"
+
+GSM8K_FORMAT = r"Therefore, the final answer is \\boxed\{(.*)\}"
+GSM8K_PREFIXES = (
+    "(?i)Therefore,? the final answer is",
+    "(?i)Therefore,? the answer is",
+    "(?i)the final answer is",
+    "(?i)the answer is",
+    "(?i)answer is",
+    "(?i)answer is:",
+    "(?i)answer:",
+)
+GSM8K_BOXED_LAZY = r"[\s\S]*?\\boxed\{(.*?)\}[\s\S]*?"  # OLMES's; searched as GSM8K_BOXED
+GSM8K_BOXED = r"\\boxed\{(.*?)\}"
+GSM8K_ANSWERS = (GSM8K_BOXED_LAZY, r"([-+]?\d*\.\d+|\d+)", r"(.*)\.?")
+GSM8K_CUTOFF = 0.4  # answer_format_correct_cutoff: below it only exact_match_flex counts
+
+
+def last_nonempty_group(match: re.Match) -> str:
+    """OLMES: the last non-empty group of a match, else its first group (the whole match
+    when it has none)."""
+    groups = match.groups()
+    if not groups:
+        return match.group(0)
+    return next((g for g in reversed(groups) if g), groups[0])
+
+
+def last_match(pattern: str, text: str) -> re.Match | None:
+    found = None
+    for found in re.finditer(pattern, text):
+        pass
+    return found
+
+
+def findall_last(pattern: str, text: str):
+    """`re.findall(pattern, text)[-1]` (a tuple when it has several groups), or None."""
+    found = last_match(searched(pattern), text)
+    if found is None:
+        return None
+    groups = found.groups()
+    return found.group(0) if not groups else groups[0] if len(groups) == 1 else groups
+
+
+def searched(pattern: str) -> str:
+    """The pattern the pack runs for OLMES's `pattern` (the same matches, in linear time)."""
+    return GSM8K_BOXED if pattern == GSM8K_BOXED_LAZY else pattern
+
+
+def from_templates(text: str, templates, answer_regexes) -> tuple[str, float]:
+    for index, template in enumerate(templates):
+        for answer_regex in answer_regexes:
+            found = last_match(template.replace("$ANS$", answer_regex), text)
+            if found is not None and last_nonempty_group(found) != "":
+                return last_nonempty_group(found), 1.0 if index == 0 else 0.5
+    return "", 0.0
+
+
+def from_prefixes(text: str, prefixes, answer_regexes) -> tuple[str, float]:
+    # the joined pattern is OLMES's own (its lazy boxed regex, searched once, is linear here)
+    joined = "(" + "|".join(answer_regexes) + ")"
+    for index, prefix in enumerate(prefixes):
+        found = last_match(prefix, text)
+        if found is None:
+            continue
+        first = re.search(joined, text[found.end() :].strip().strip("."))
+        answer = last_nonempty_group(first) if first is not None else ""
+        if answer != "":
+            return answer, 1.0 if index == 0 else 0.5
+    return "", 0.0
+
+
+def extract_answer(
+    text: str, answer_regexes, format_regex: str | None = None, templates=(), prefixes=()
+) -> dict:
+    """OLMES `extract_answer`: {"answer", "answer_format_correct"}. As in OLMES, a format
+    match with an empty answer leaves the format at 1.0 for the later stages to overwrite."""
+    answer, fmt = "", 0.0
+    if format_regex:
+        found = findall_last(format_regex, text)
+        if found is not None:
+            answer, fmt = found, 1.0
+    for stage, regexes in ((from_templates, templates), (from_prefixes, prefixes)):
+        if answer == "" and regexes:
+            staged, staged_fmt = stage(text, regexes, answer_regexes)
+            if staged != "":
+                answer, fmt = staged, staged_fmt
+    if answer == "":
+        for index, answer_regex in enumerate(answer_regexes):
+            found = findall_last(answer_regex, text)
+            if found is not None:
+                answer, fmt = found, 0.2 if index == 0 else 0.1
+                break
+    return {"answer": answer, "answer_format_correct": fmt}
+
+
+# ---------------------------------------------------------------- the families
+
+
+def without_parentheses(found: dict) -> dict:
+    """AGIEval's and GPQA's `_clean_answer`: parentheses removed from the answer."""
+    return {**found, "answer": found["answer"].replace("(", "").replace(")", "")}
+
+
+def extract_mmlu(text: str) -> dict:
+    """`mmlu_<subject>:cot::olmo3:adapt`."""
+    return extract_answer(text, [LETTERS_AD], templates=SEARCHED_TEMPLATES)
+
+
+def extract_agi_eval(text: str) -> dict:
+    """`agi_eval_<task>::olmo3:adapt`."""
+    found = extract_answer(text, [LETTERS_AF], AGIEVAL_FORMAT, SEARCHED_TEMPLATES)
+    return without_parentheses(found)
+
+
+def extract_gpqa(text: str) -> dict:
+    """`gpqa::olmo3:adapt`."""
+    return without_parentheses(extract_answer(text, [LETTERS_AD], GPQA_FORMAT, SEARCHED_TEMPLATES))
+
+
+# pairs GSM8K peels off the whole (comma-free, period-stripped) output, in this order
+GSM8K_DELIMITERS = (
+    ("$", "$"),
+    ("\\(", "\\)"),
+    ("**", "**"),
+    ("***", "***"),
+    ("\\[", "\\]"),
+    ("\\[\n", "\n\\]"),
+)
+
+
+def gsm8k_text(text: str) -> str:
+    """What GSM8K's `_extract_answer` searches: thousands commas between digits removed, a
+    final "." (and whitespace) removed, then each delimiter pair's greedy `L(.*)R` replaced by
+    its inside, per line, everywhere (OLMES's `re.sub` without an anchor)."""
+    out = re.sub(r"(\d),(\d)", r"\1\2", text)
+    out = re.sub(r"\.\s*$", "", out).strip()
+    for left, right in GSM8K_DELIMITERS:
+        out = re.sub(f"{re.escape(left)}(.*){re.escape(right)}", r"\1", out).strip()
+    return out
+
+
+def extract_gsm8k(text: str) -> dict:
+    """`gsm8k::olmo3:adapt`."""
+    return extract_answer(gsm8k_text(text), GSM8K_ANSWERS, GSM8K_FORMAT, prefixes=GSM8K_PREFIXES)
+
+
+def bbh_templates(subtask: str) -> list[str]:
+    """`bbh_<subtask>:cot::olmo3:adapt`'s cascade: OLMo 3's templates with the subtask's answer
+    pattern, then (multiple choice) OLMES's bare-letter template, whose non-raw "\\b" are
+    backspaces, then the pattern anywhere, case-insensitive. (OLMES appends the last two to
+    its shared template list on every call; the copies after the first change nothing.)"""
+    ans = bbh_answers.answer_pattern(subtask)
+    templates = [t.replace("$ANS$", ans) for t in SEARCHED_TEMPLATES]
+    if subtask in bbh_answers.MULTIPLE_CHOICE:
+        templates.append(bbh_answers.OLMES_BARE_LETTER)
+    return templates + [f"(?i)({ans})"]
+
+
+def extract_bbh(text: str, subtask: str) -> str:
+    """`bbh_<subtask>:cot::olmo3:adapt`'s answer (a string: no format score, as in OLMES)."""
+    return bbh_answers.read_answer(text, subtask, bbh_templates(subtask))
