@@ -115,6 +115,21 @@ GROUPS = {
         "references": COT_REFERENCES,
         "splits": "[test]",
     },
+    "cot_olmo3": {
+        "group": "mmlu_cot_olmo3",
+        "comment": "# OLMES `mmlu:cot::olmo3:adapt` (suite `olmo3:adapt`): 57 subjects, 14,042 docs, "
+        "0-shot chain of\n# thought, sampled. Plain names: the macro mean over subjects (OLMES's "
+        "primary); `*_micro`: weighted by doc count.\n",
+        "aggregates": [
+            ("exact_match", False),
+            ("exact_match_simple", False),
+            ("answer_format_correct", False),
+        ],
+        "label": "MMLU (0-shot CoT, OLMo 3)",
+        "primary": "{metric: exact_match, filter: olmes}",
+        "references": "  references: []  # no published OLMo 3 figure checked offline; see README.md\n",
+        "splits": "[test]",
+    },
 }
 
 

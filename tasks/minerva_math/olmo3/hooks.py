@@ -1,0 +1,34 @@
+"""The pack's functions that this folder's YAML names (`!function hooks.<name>`). lm-eval
+loads this file by its path before any of the pack's code, so a Python without the pack
+installed stops here with one line saying how to install it."""
+
+import sys
+from pathlib import Path
+
+try:
+    from evalpack.tasks.humanevalplus import total
+    from evalpack.tasks.olmo3_rules import (
+        load,
+        minerva_math_prompt,
+        minerva_math_target,
+        process_minerva_math,
+        score_minerva_math_docs,
+    )
+except ModuleNotFoundError as missing:
+    if missing.name != "evalpack":
+        raise
+    here = Path(__file__).resolve()
+    checkout = next((p for p in here.parents if (p / "pyproject.toml").is_file()), here.parent)
+    raise SystemExit(
+        f"{here.parent}: these tasks need the evalpack package, which {sys.executable} "
+        f"cannot import: pip install -e {checkout}"
+    ) from None
+
+__all__ = [
+    "load",
+    "minerva_math_prompt",
+    "minerva_math_target",
+    "process_minerva_math",
+    "score_minerva_math_docs",
+    "total",
+]
