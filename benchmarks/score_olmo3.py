@@ -1,0 +1,83 @@
+"""Scoring of the rule-scored olmo3 tasks on long reasoning outputs: per family, `--docs` outputs
+of 130,000 characters (a 32k-token answer) through the task's own filter (the thinking switch
+on, each doc in a worker under its hard bound), printing docs/s, the slowest doc and how many
+hit the bound (none should).
+
+    .venv/bin/python benchmarks/score_olmo3.py [--docs 1000] [--families mmlu,bbh,...]
+
+The outputs are shaped against each family's patterns: thinking that never ends or a long
+`<think>` block followed by the answer, runs of words and letters (template 11's `.*` and the
+"X is correct" template backtrack over them), numbers with an unclosed `\\boxed{` (GSM8K's lazy
+boxed pattern), blank lines (the switch's `^\\s*<answer>`). MATH is left out: its cost is sympy
+on the extracted answer, which `benchmarks/score_math.py` measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from evalpack.tasks import olmo3_rules
+
+LENGTH = 130_000
+DOCS = {
+    "mmlu": {"answer": 1},
+    "agi_eval": {"label": "B"},
+    "gpqa": {"label": "C"},
+    "bbh": {"target": "apple zebra", "doc_key": "lukaemon__bbh/word_sorting/test#0"},
+    "gsm8k": {"answer": "#### 18"},
+}
+PIECES = {
+    "mmlu": ["word ", "A ", "(B) ", "the answer is ", "\n"],
+    "agi_eval": ["(", "word ", "Therefore, the answer is ", "\n"],
+    "gpqa": ["word ", "(C)", "The correct answer is: ", " is correct", "\n"],
+    "bbh": ["zebra ", "apple ", "So the answer is ", "\n", " is correct"],
+    "gsm8k": ["1 ", "2,000 ", "\\boxed{", "$", "the answer is ", "\n"],
+}
+
+
+def output(family: str, rng: random.Random) -> str:
+    """One 130,000-character output: a thinking block of the family's pieces (closed in half of
+    the outputs), then an answer of the same pieces."""
+    pieces = PIECES[family]
+    body = []
+    while sum(map(len, body)) < LENGTH - 20:
+        body.append(rng.choice(pieces) * rng.randint(1, 2000))
+    text = "<think>\n" + "".join(body)[: LENGTH - 20]
+    if rng.random() < 0.5:
+        cut = rng.randint(0, len(text))
+        text = text[:cut] + "\n</think>\n" + text[cut:]
+    return text[:LENGTH]
+
+
+def bench(family: str, docs: int) -> None:
+    rng = random.Random(45)
+    outputs = [[output(family, rng)] for _ in range(docs)]
+    stamped = [{**DOCS[family], "process_output": "r1_style"}] * docs
+    start = time.perf_counter()
+    slowest = 0.0
+    records = []
+    for sample, doc in zip(outputs, stamped):  # one doc at a time, to time the slowest
+        begin = time.perf_counter()
+        records += olmo3_rules.score_docs(family, [sample], [doc])
+        slowest = max(slowest, time.perf_counter() - begin)
+    elapsed = time.perf_counter() - start
+    cut_off = sum("scoring_failure" in r for r in records)
+    print(
+        f"{family:9s} {docs} docs of {LENGTH:,} chars: {docs / elapsed:7.1f} docs/s, "
+        f"slowest {slowest:.2f} s (bound {olmo3_rules.DOC_TIMEOUT:g} s), cut off {cut_off}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=1000)
+    parser.add_argument("--families", default=",".join(DOCS))
+    args = parser.parse_args()
+    for family in args.families.split(","):
+        bench(family, args.docs)
+
+
+if __name__ == "__main__":
+    main()
