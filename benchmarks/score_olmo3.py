@@ -18,7 +18,7 @@ import argparse
 import random
 import time
 
-from evalpack.tasks import olmo3_rules
+from evalpack.hooks import olmo3_rules
 
 LENGTH = 130_000
 DOCS = {

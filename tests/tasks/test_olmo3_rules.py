@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from evalpack.hooks import agi_eval, olmo3_rules
 from evalpack.scoring.thinking import split_r1_style
-from evalpack.tasks import agi_eval, olmo3_rules
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.agi_eval import doc_to_target, doc_to_text
-    from evalpack.tasks.humanevalplus import total
-    from evalpack.tasks.olmo3_rules import load_agi_eval, process_letters, score_agi_eval_docs
+    from evalpack.hooks.agi_eval import doc_to_target, doc_to_text
+    from evalpack.hooks.humanevalplus import total
+    from evalpack.hooks.olmo3_rules import load_agi_eval, process_letters, score_agi_eval_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

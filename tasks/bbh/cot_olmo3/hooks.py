@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.bbh import BBHTask
-    from evalpack.tasks.humanevalplus import total
-    from evalpack.tasks.olmo3_rules import load, process_bbh, score_bbh_docs
+    from evalpack.hooks.bbh import BBHTask
+    from evalpack.hooks.humanevalplus import total
+    from evalpack.hooks.olmo3_rules import load, process_bbh, score_bbh_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

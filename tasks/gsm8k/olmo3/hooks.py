@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.humanevalplus import total
-    from evalpack.tasks.olmo3_rules import (
+    from evalpack.hooks.humanevalplus import total
+    from evalpack.hooks.olmo3_rules import (
         gsm8k_prompt,
         gsm8k_target,
         load,

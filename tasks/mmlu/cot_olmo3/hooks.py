@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.tasks.humanevalplus import total
-    from evalpack.tasks.mmlu import doc_to_target_cot, doc_to_text_cot
-    from evalpack.tasks.olmo3_rules import load, process_letters, score_mmlu_docs
+    from evalpack.hooks.humanevalplus import total
+    from evalpack.hooks.mmlu import doc_to_target_cot, doc_to_text_cot
+    from evalpack.hooks.olmo3_rules import load, process_letters, score_mmlu_docs
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise
