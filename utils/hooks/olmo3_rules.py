@@ -193,6 +193,11 @@ def filter_for(family: str):
     return score
 
 
+def total(counts: list[int]) -> int:
+    """Aggregation of `thinking_unfinished`: the sum over all docs of the run."""
+    return sum(counts)
+
+
 def results_for(metrics: tuple[str, ...]):
     """`process_results`: the record's `metrics` and, with the switch on, how many samples
     never ended their thinking (`thinking_unfinished`, summed over docs)."""

@@ -7,8 +7,12 @@ from pathlib import Path
 
 try:
     from evalpack.hooks.agi_eval import doc_to_target, doc_to_text
-    from evalpack.hooks.humanevalplus import total
-    from evalpack.hooks.olmo3_rules import load_agi_eval, process_letters, score_agi_eval_docs
+    from evalpack.hooks.olmo3_rules import (
+        load_agi_eval,
+        process_letters,
+        score_agi_eval_docs,
+        total,
+    )
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

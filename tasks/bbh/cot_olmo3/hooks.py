@@ -7,8 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.hooks.bbh import BBHTask
-    from evalpack.hooks.humanevalplus import total
-    from evalpack.hooks.olmo3_rules import load, process_bbh, score_bbh_docs
+    from evalpack.hooks.olmo3_rules import load, process_bbh, score_bbh_docs, total
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -7,8 +7,7 @@ from pathlib import Path
 
 try:
     from evalpack.hooks.gpqa import doc_to_target, doc_to_text_tulu, process_docs
-    from evalpack.hooks.humanevalplus import total
-    from evalpack.hooks.olmo3_rules import load, process_gpqa, score_gpqa_docs
+    from evalpack.hooks.olmo3_rules import load, process_gpqa, score_gpqa_docs, total
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise

@@ -6,13 +6,13 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.hooks.humanevalplus import total
     from evalpack.hooks.olmo3_rules import (
         gsm8k_prompt,
         gsm8k_target,
         load,
         process_gsm8k,
         score_gsm8k_docs,
+        total,
     )
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":

@@ -6,13 +6,13 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.hooks.humanevalplus import total
     from evalpack.hooks.olmo3_rules import (
         load,
         minerva_math_prompt,
         minerva_math_target,
         process_minerva_math,
         score_minerva_math_docs,
+        total,
     )
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":

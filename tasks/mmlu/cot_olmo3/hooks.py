@@ -6,9 +6,8 @@ import sys
 from pathlib import Path
 
 try:
-    from evalpack.hooks.humanevalplus import total
     from evalpack.hooks.mmlu import doc_to_target_cot, doc_to_text_cot
-    from evalpack.hooks.olmo3_rules import load, process_letters, score_mmlu_docs
+    from evalpack.hooks.olmo3_rules import load, process_letters, score_mmlu_docs, total
 except ModuleNotFoundError as missing:
     if missing.name != "evalpack":
         raise
