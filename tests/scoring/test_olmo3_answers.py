@@ -123,7 +123,7 @@ def test_agi_eval_rules(text, answer, fmt):
         ("Therefore, the final answer is 7", "7", 1.0),  # prefix 1, no box
         ("I think \\boxed{12} works", "12", 0.2),  # bare answers: the boxed regex first
         ("numbers 3 and 5", "5", 0.1),  # then the last number (under the 0.4 cutoff)
-        ("words only", "", 0.1),  # then `(.*)\\.?`, whose LAST match is the empty one at the end
+        ("words only", "", 0.1),  # then `(.*)\.?`, whose LAST match is the empty one at the end
         ("", "", 0.1),  # `(.*)\.?` matches the empty text
     ],
 )
