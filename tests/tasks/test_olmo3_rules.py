@@ -173,7 +173,18 @@ def test_end_to_end_with_replay_counts_unfinished_thinking(mirror, tmp_path, swi
     ]
     metadata = {"process_output": switch} if switch else None
     out = replay_eval(
-        ["gsm8k_olmo3"], {"completions": replay_file(tmp_path, rows)}, limit=3, metadata=metadata
+        ["gsm8k_olmo3"],
+        {"completions": replay_file(tmp_path, rows)},
+        limit=3,
+        metadata=metadata,
+        log_samples=True,
+    )
+    logged = {s["doc"]["doc_key"]: s["filtered_resps"][0] for s in out["samples"]["gsm8k_olmo3"]}
+    first = logged[docs[0]["doc_key"]]
+    # the samples keep the reasoning beside the answer (switch on), the answer read in any case
+    assert first["model_answer_flex"] == ("18" if switch else "3")
+    assert first.get("reasoning") == (
+        "It is 3. Therefore, the final answer is \\boxed{3}.\n" if switch else None
     )
     result = out["results"]["gsm8k_olmo3"]
     # off: doc 0 reads the first phrase (inside <think>, wrong) as OLMES does; on: the answer
