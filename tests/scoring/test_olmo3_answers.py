@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from evalpack.scoring import line_scans
 from evalpack.scoring import olmo3_answers as o
 
 
@@ -50,6 +51,15 @@ def plain_cascade(text, answer_regexes, format_regex=None, templates=(), prefixe
     return {"answer": answer, "answer_format_correct": fmt}
 
 
+def plain_gsm8k_text(text):
+    """GSM8K's preprocessing with OLMES's own substitutions."""
+    out = re.sub(r"(\d),(\d)", r"\1\2", text)
+    out = re.sub(r"\.\s*$", "", out).strip()
+    for left, right in o.GSM8K_DELIMITERS:
+        out = re.sub(f"{re.escape(left)}(.*){re.escape(right)}", r"\1", out).strip()
+    return out
+
+
 FAMILIES = {
     "mmlu": ([o.LETTERS_AD], None, o.OLMO3_TEMPLATES, ()),
     "agi_eval": ([o.LETTERS_AF], o.AGIEVAL_FORMAT, o.OLMO3_TEMPLATES, ()),
@@ -59,6 +69,7 @@ ATOMS = [
     "Therefore, the answer is ", "the answer is ", "So the answer is ", "The correct answer is: ",
     "A: ", "Answer: ", " is correct", "(B)", "(F)", "C", "b", "a", " ", "\n", ".", "\\boxed{",
     "}", "18", "1,200", "$", "**", "\\(", "\\)", "Therefore, the final answer is \\boxed{", "x",
+    "\\[", "\\]", "\\[\n", "\n\\]", "***", "2.5",
 ]  # fmt: skip
 
 
@@ -71,7 +82,7 @@ def test_the_linear_cascade_equals_the_plain_one_on_random_completions(family):
         expected = plain_cascade(text, regexes, fmt, templates, prefixes)
         if family == "gsm8k":
             assert o.extract_gsm8k(text) == plain_cascade(
-                o.gsm8k_text(text), regexes, fmt, templates, prefixes
+                plain_gsm8k_text(text), regexes, fmt, templates, prefixes
             ), repr(text)
         elif family == "mmlu":
             assert o.extract_mmlu(text) == expected, repr(text)
@@ -152,3 +163,40 @@ def test_bbh_skips_is_correct_only_where_it_cannot_match():
     assert len(o.bbh_templates("word_sorting", "apple zebra")) == len(o.SEARCHED_TEMPLATES) - 1 + 1
     assert len(o.bbh_templates("word_sorting", "x is correct")) == len(o.SEARCHED_TEMPLATES) + 1
     assert o.extract_bbh("apple zebra is correct", "word_sorting") == "apple zebra"
+
+
+def test_line_scans_equal_the_regexes_on_random_lines():
+    atoms = ["\\boxed{", "}", "{", "\n", "x", "$", "\\(", "\\)", "**", "*", "\\[", "\\]", " "]
+    atoms.append(o.FORMAT_OPENING)
+    pairs = [(left, right) for left, right in o.GSM8K_DELIMITERS if "\n" not in left]
+    pairs.append((o.FORMAT_OPENING, "}"))
+    rng = random.Random(45)
+    for _ in range(20000):
+        text = "".join(rng.choice(atoms) for _ in range(rng.randint(0, 12)))
+        boxed = [(m.start(), m.end(), m.group(1)) for m in re.finditer(r"\\boxed\{(.*?)\}", text)]
+        assert list(line_scans.boxed_matches(text)) == boxed, repr(text)
+        lazy = re.findall(o.GSM8K_BOXED_LAZY, text)
+        assert lazy == [content for _, _, content in boxed], repr(text)
+        for left, right in pairs:
+            pattern = f"{re.escape(left)}(.*){re.escape(right)}"
+            found = [(m.start(), m.end(), m.group(1)) for m in re.finditer(pattern, text)]
+            assert list(line_scans.greedy_matches(text, left, right)) == found, repr(text)
+            assert line_scans.peel(text, left, right) == re.sub(pattern, r"\1", text)
+
+
+LONG = 130_000
+PHRASE = "Therefore, the final answer is \\boxed{"
+
+
+@pytest.mark.parametrize(
+    "text, answer, fmt",
+    [
+        ("\\boxed{" * (LONG // 7), "", 0.1),  # no "}": OLMES's lazy boxed regex is quadratic
+        ("\\(" * (LONG // 2) + "1", "1", 0.1),  # no "\)": its `\\\((.*)\\\)` peel likewise
+        (PHRASE * (LONG // len(PHRASE)) + "7", "\\boxed{7", 1.0),  # the phrase, never closed
+        ("12, " * (LONG // 4) + "\\boxed{5}", "5", 0.2),
+    ],
+)
+def test_gsm8k_on_130000_characters(text, answer, fmt):
+    """Shapes on which OLMES's patterns take quadratic time; OLMES's answer, read linearly."""
+    assert o.extract_gsm8k(text) == {"answer": answer, "answer_format_correct": fmt}

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from . import bbh_answers
+from . import bbh_answers, line_scans
 
 # OLMES's OLMO_3_REGEXES (oe_eval/configs/regexes.py); $ANS$ is replaced by an answer regex
 OLMO3_TEMPLATES = (
@@ -65,8 +65,9 @@ GSM8K_PREFIXES = (
     "(?i)answer is:",
     "(?i)answer:",
 )
-GSM8K_BOXED_LAZY = r"[\s\S]*?\\boxed\{(.*?)\}[\s\S]*?"  # OLMES's; searched as GSM8K_BOXED
-GSM8K_BOXED = r"\\boxed\{(.*?)\}"
+GSM8K_BOXED_LAZY = r"[\s\S]*?\\boxed\{(.*?)\}[\s\S]*?"  # OLMES's; found by line_scans
+NUMBER_AT_START = re.compile(r"[-+]?\d*\.\d+|\d+")
+FIRST_LINE = re.compile(r"(.*)\.?")
 GSM8K_ANSWERS = (GSM8K_BOXED_LAZY, r"([-+]?\d*\.\d+|\d+)", r"(.*)\.?")
 GSM8K_CUTOFF = 0.4  # answer_format_correct_cutoff: below it only exact_match_flex counts
 
@@ -89,16 +90,39 @@ def last_match(pattern: str, text: str) -> re.Match | None:
 
 def findall_last(pattern: str, text: str):
     """`re.findall(pattern, text)[-1]` (a tuple when it has several groups), or None."""
-    found = last_match(searched(pattern), text)
+    if pattern in LINEAR_FINDERS:
+        return LINEAR_FINDERS[pattern](text)
+    found = last_match(pattern, text)
     if found is None:
         return None
     groups = found.groups()
     return found.group(0) if not groups else groups[0] if len(groups) == 1 else groups
 
 
-def searched(pattern: str) -> str:
-    """The pattern the pack runs for OLMES's `pattern` (the same matches, in linear time)."""
-    return GSM8K_BOXED if pattern == GSM8K_BOXED_LAZY else pattern
+def last_content(matches) -> str | None:
+    found = None
+    for _, _, found in matches:
+        pass
+    return found
+
+
+FORMAT_OPENING = "Therefore, the final answer is \\boxed{"
+# OLMES's patterns that are quadratic on a long line, and their linear equivalents (line_scans)
+LINEAR_FINDERS = {
+    GSM8K_FORMAT: lambda text: last_content(line_scans.greedy_matches(text, FORMAT_OPENING, "}")),
+    GSM8K_BOXED_LAZY: lambda text: last_content(line_scans.boxed_matches(text)),
+}
+
+
+def first_gsm8k_answer(rest: str) -> str:
+    """The first match of GSM8K's three answer regexes joined by "|", its last non-empty group:
+    the joined pattern always matches at 0, with the first `\\boxed{...}` anywhere in `rest`
+    (its lazy prefix reaches it), else a number at 0, else the first line."""
+    boxed = next(line_scans.boxed_matches(rest), None)
+    if boxed is not None:
+        return boxed[2] or rest[: boxed[1]]
+    number = NUMBER_AT_START.match(rest)
+    return number.group(0) if number else FIRST_LINE.match(rest).group(1)
 
 
 def from_templates(text: str, templates, answer_regexes) -> tuple[str, float]:
@@ -111,14 +135,17 @@ def from_templates(text: str, templates, answer_regexes) -> tuple[str, float]:
 
 
 def from_prefixes(text: str, prefixes, answer_regexes) -> tuple[str, float]:
-    # the joined pattern is OLMES's own (its lazy boxed regex, searched once, is linear here)
     joined = "(" + "|".join(answer_regexes) + ")"
     for index, prefix in enumerate(prefixes):
         found = last_match(prefix, text)
         if found is None:
             continue
-        first = re.search(joined, text[found.end() :].strip().strip("."))
-        answer = last_nonempty_group(first) if first is not None else ""
+        rest = text[found.end() :].strip().strip(".")
+        if list(answer_regexes) == list(GSM8K_ANSWERS):
+            answer = first_gsm8k_answer(rest)
+        else:
+            first = re.search(joined, rest)
+            answer = last_nonempty_group(first) if first is not None else ""
         if answer != "":
             return answer, 1.0 if index == 0 else 0.5
     return "", 0.0
@@ -190,7 +217,10 @@ def gsm8k_text(text: str) -> str:
     out = re.sub(r"(\d),(\d)", r"\1\2", text)
     out = re.sub(r"\.\s*$", "", out).strip()
     for left, right in GSM8K_DELIMITERS:
-        out = re.sub(f"{re.escape(left)}(.*){re.escape(right)}", r"\1", out).strip()
+        if "\n" in left:  # (.*) then spans exactly the next line: linear as a regex
+            out = re.sub(f"{re.escape(left)}(.*){re.escape(right)}", r"\1", out).strip()
+        else:
+            out = line_scans.peel(out, left, right).strip()
     return out
 
 
