@@ -20,11 +20,12 @@ linear time (each case says why it is the same):
 * template 11, `(?i).*\\b($ANS$)\\b`, is never reached: it can only match where template 9,
   `(?i)\\b($ANS$)\\b`, already did, with a non-empty answer (every answer regex here matches
   at least one character), so it is left out.
-* GSM8K's `[\\s\\S]*?\\\\boxed\\{(.*?)\\}[\\s\\S]*?` finds, from each position, the next
-  `\\boxed{...}` (the lazy prefix skips to it, the lazy suffix takes nothing): its matches are
-  those of `\\\\boxed\\{(.*?)\\}`.
-* stage 3 reads only the first match of the joined regexes, which `re.search` finds without
-  OLMES's `findall` over the whole rest.
+* GSM8K's boxed answer `[\\s\\S]*?\\\\boxed\\{(.*?)\\}[\\s\\S]*?` finds, from each
+  position, the next `\\boxed{...}` closed on its line; its format phrase `...\\boxed\\{(.*)\\}`
+  and the delimiter pairs it peels (`\\((.*)\\)`, ...) are greedy per line: all are found by
+  `line_scans`, which looks for the closing string once per line, not once per opening.
+* stage 3 reads only the first match of GSM8K's joined answer regexes, which always matches at
+  the start of the rest (`first_gsm8k_answer`), not OLMES's `findall` over the whole rest.
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ OLMO3_TEMPLATES = (
     r"(?i)\b($ANS$)\b",
     r"(?i).*\b($ANS$)\b",
 )
-UNREACHABLE_TEMPLATE = OLMO3_TEMPLATES[-1]  # see the module docstring
-SEARCHED_TEMPLATES = OLMO3_TEMPLATES[:-1]
+SEARCHED_TEMPLATES = OLMO3_TEMPLATES[:-1]  # the last is never reached (module docstring)
 
 LETTERS_AD = r"\(?([A-D])\)?"  # MMLU, GPQA: "(A)" and "A"
 LETTERS_AF = r"\(?([A-F])\)?"  # AGIEval
@@ -135,17 +135,14 @@ def from_templates(text: str, templates, answer_regexes) -> tuple[str, float]:
 
 
 def from_prefixes(text: str, prefixes, answer_regexes) -> tuple[str, float]:
-    joined = "(" + "|".join(answer_regexes) + ")"
+    # only GSM8K's olmo3 spec has prefixes, so the joined answer regexes are always its own
+    if list(answer_regexes) != list(GSM8K_ANSWERS):
+        raise ValueError("answer prefixes are read with GSM8K's answer regexes only")
     for index, prefix in enumerate(prefixes):
         found = last_match(prefix, text)
         if found is None:
             continue
-        rest = text[found.end() :].strip().strip(".")
-        if list(answer_regexes) == list(GSM8K_ANSWERS):
-            answer = first_gsm8k_answer(rest)
-        else:
-            first = re.search(joined, rest)
-            answer = last_nonempty_group(first) if first is not None else ""
+        answer = first_gsm8k_answer(text[found.end() :].strip().strip("."))
         if answer != "":
             return answer, 1.0 if index == 0 else 0.5
     return "", 0.0
