@@ -199,21 +199,25 @@ def test_end_to_end_with_replay_counts_unfinished_thinking(mirror, tmp_path, swi
 
 LONG = 130_000
 # per family: a 130,000-character output shaped against its patterns, and the answer OLMES reads
-LONG_OUTPUTS = {
-    "mmlu": ("word " * (LONG // 5) + "\nTherefore, the answer is: C", "C"),
-    "agi_eval": ("(" * LONG + "\nTherefore, the answer is (B)", "B"),
-    "bbh": ("zebra apple " * (LONG // 12), "zebra apple " * (LONG // 12 - 1) + "zebra apple"),
-    "gsm8k": ("1 " * (LONG // 2) + "\\boxed{", "1"),  # no closed box: the last number
+WORDS = "zebra apple " * (LONG // 12)
+LONG_OUTPUTS = {  # name: (family, output, the answer OLMES reads)
+    "mmlu": ("mmlu", "word " * (LONG // 5) + "\nTherefore, the answer is: C", "C"),
+    "agi_eval": ("agi_eval", "(" * LONG + "\nTherefore, the answer is (B)", "B"),
+    "gpqa": ("gpqa", "a" * LONG + " (D) is correct", "D"),
+    "bbh words": ("bbh", WORDS, WORDS.strip()),  # the last template: the whole run
+    # "X is correct" with word_sorting's `[a-z ]+`: OLMES's regex retries every word of the run
+    "bbh is correct": ("bbh", "x is correct. " + WORDS, "x"),
+    "gsm8k": ("gsm8k", "1 " * (LONG // 2) + "\\boxed{", "1"),  # no closed box: the last number
 }
 
 
 @pytest.mark.parametrize("name", LONG_OUTPUTS)
 def test_long_outputs_score_within_the_bound(name):
-    """OLMES's own patterns are quadratic on such outputs (template 11's `.*`, GSM8K's lazy
-    boxed pattern); the filter finishes each inside its bound with OLMES's answer."""
-    text, answer = LONG_OUTPUTS[name]
+    """OLMES's own patterns are quadratic on such outputs (template 11's `.*`, template 7 over
+    a run of words, GSM8K's lazy boxed pattern); the filter scores each inside its bound."""
+    family, text, answer = LONG_OUTPUTS[name]
     doc = {"answer": 2, "label": "B", "target": "apple zebra", "doc_key": "x/word_sorting/t#0"}
-    doc = {**doc, "answer": "#### 2"} if name == "gsm8k" else doc
-    (record,) = olmo3_rules.score_docs(name, [[text]], [{**doc, "process_output": ""}])
+    doc = {**doc, "answer": "#### 2"} if family == "gsm8k" else doc
+    (record,) = olmo3_rules.score_docs(family, [[text]], [{**doc, "process_output": ""}])
     assert "scoring_failure" not in record
     assert record.get("model_answer_flex", record["model_answer"]) == answer

@@ -138,9 +138,10 @@ def _templates(subtask: str, flex: bool) -> list[str]:
     return _olmes_templates(answer_pattern(subtask), multiple_choice=False)
 
 
-def _last_match_of_first_template(text: str, templates: list[str]) -> str | None:
+def _last_match_of_first_template(text: str, templates: list) -> str | None:
+    """A template is a pattern, or a function giving its `findall` in linear time."""
     for template in templates:
-        matches = re.findall(template, text)
+        matches = template(text) if callable(template) else re.findall(template, text)
         if matches:
             return matches[-1]
     return None
@@ -165,7 +166,7 @@ def extract_cot_v1(completion: str, subtask: str, flex: bool = False) -> str:
     return read_answer(completion, subtask, _templates(subtask, flex))
 
 
-def read_answer(completion: str, subtask: str, templates: list[str]) -> str:
+def read_answer(completion: str, subtask: str, templates: list) -> str:
     """The LAST match of the first of `templates` that matches, delimiters peeled off, a
     single MC letter written "(X)"; "" when none matches."""
     found = _last_match_of_first_template(completion, templates)

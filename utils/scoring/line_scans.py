@@ -14,6 +14,7 @@ opening.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 BOXED = "\\boxed{"
@@ -65,3 +66,55 @@ def peel(text: str, left: str, right: str) -> str:
         pieces += [text[cursor:start], inside]
         cursor = end
     return "".join(pieces) + text[cursor:]
+
+
+IS_CORRECT = re.compile(r"(?i)is\s+correct")
+WORDS_AND_SPACES = re.compile(r"(?i)[a-z ]+")
+
+
+def is_word(char: str) -> bool:
+    """re's `\\w` for a str pattern: Unicode letters and digits, and "_"."""
+    return char.isalnum() or char == "_"
+
+
+def suffix_spans(text: str) -> list[tuple[int, int, int]]:
+    """(lowest, highest, end): for each "is correct" of `text`, the positions q from which
+    `\\)?\\s+is\\s+correct` matches it (a ")" then whitespace, or whitespace, up to "is"), and
+    where that match ends."""
+    spans = []
+    for core in IS_CORRECT.finditer(text):
+        low = core.start()
+        while low > 0 and text[low - 1].isspace():  # re's `\s`: str.isspace
+            low -= 1
+        if low == core.start():
+            continue  # `\s+` needs one whitespace character before "is"
+        if low > 0 and text[low - 1] == ")":
+            low -= 1
+        spans.append((low, core.start() - 1, core.end()))
+    return spans
+
+
+def word_list_is_correct(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, group) of each match of `(?i)\\b([a-z ]+)\\)?\\s+is\\s+correct` (OLMES's
+    "X is correct" template with word_sorting's answer pattern), left to right. The regex tries
+    every word of a run of letters and spaces and backtracks over the rest of the run from each;
+    here each run is read once: its match, if any, starts at its first word boundary (after the
+    last match) and takes the run up to the last "is correct" it can reach (greedy)."""
+    spans, index, cursor = suffix_spans(text), 0, 0
+    for run in WORDS_AND_SPACES.finditer(text):
+        low, high = max(run.start(), cursor), run.end()
+        while index + 1 < len(spans) and spans[index + 1][0] <= high:
+            index += 1
+        if not spans or spans[index][0] > high:
+            continue
+        last = min(spans[index][1], high)  # the greedy group ends here
+        start = next((p for p in range(low, last) if boundary(text, p)), None)
+        if start is None:
+            continue
+        yield start, spans[index][2], text[start:last]
+        cursor = spans[index][2]
+
+
+def boundary(text: str, position: int) -> bool:
+    before = position > 0 and is_word(text[position - 1])
+    return before != is_word(text[position])

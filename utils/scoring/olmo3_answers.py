@@ -226,21 +226,22 @@ def extract_gsm8k(text: str) -> dict:
     return extract_answer(gsm8k_text(text), GSM8K_ANSWERS, GSM8K_FORMAT, prefixes=GSM8K_PREFIXES)
 
 
-IS_CORRECT = re.compile(r"(?i)\s+is\s+correct")  # what template 7 needs somewhere to match
+def word_list_is_correct(text: str) -> list[str]:
+    """Template 7 with word_sorting's answer pattern, `(?i)\\b([a-z ]+)\\)?\\s+is\\s+correct`:
+    its `findall`, found in linear time (`line_scans`; the regex backtracks over the rest of a
+    run of words from every word in it)."""
+    return [group for _, _, group in line_scans.word_list_is_correct(text)]
 
 
-def bbh_templates(subtask: str, text: str = "") -> list[str]:
+def bbh_templates(subtask: str) -> list:
     """`bbh_<subtask>:cot::olmo3:adapt`'s cascade: OLMo 3's templates with the subtask's answer
     pattern, then (multiple choice) OLMES's bare-letter template, whose non-raw "\\b" are
     backspaces, then the pattern anywhere, case-insensitive. (OLMES appends the last two to
     its shared template list on every call; the copies after the first change nothing.)"""
     ans = bbh_answers.answer_pattern(subtask)
-    # template 7 backtracks over every word of a long answer (word_sorting's `[a-z ]+`) when no
-    # "is correct" follows; without one anywhere in `text` it cannot match and is skipped
-    searched = [
-        t for t in SEARCHED_TEMPLATES if t != SEARCHED_TEMPLATES[6] or IS_CORRECT.search(text)
-    ]
-    templates = [t.replace("$ANS$", ans) for t in searched]
+    templates: list = [t.replace("$ANS$", ans) for t in SEARCHED_TEMPLATES]
+    if subtask == "word_sorting":
+        templates[6] = word_list_is_correct
     if subtask in bbh_answers.MULTIPLE_CHOICE:
         templates.append(bbh_answers.OLMES_BARE_LETTER)
     return templates + [f"(?i)({ans})"]
@@ -248,4 +249,4 @@ def bbh_templates(subtask: str, text: str = "") -> list[str]:
 
 def extract_bbh(text: str, subtask: str) -> str:
     """`bbh_<subtask>:cot::olmo3:adapt`'s answer (a string: no format score, as in OLMES)."""
-    return bbh_answers.read_answer(text, subtask, bbh_templates(subtask, text))
+    return bbh_answers.read_answer(text, subtask, bbh_templates(subtask))
