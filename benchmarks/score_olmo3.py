@@ -74,7 +74,8 @@ def bench(family: str, docs: int) -> None:
     print(
         f"{family:12s} {docs} docs of {LENGTH:,} chars: {in_process:7.1f} docs/s scored, "
         f"{filtered:7.1f} docs/s through the filter; slowest doc {slowest:.2f} s "
-        f"(bound {olmo3_rules.DOC_TIMEOUT:g} s); cut off {cut_off}",
+        f"(bound {olmo3_rules.DOC_TIMEOUTS.get(family, olmo3_rules.DOC_TIMEOUT):g} s); "
+        f"cut off {cut_off}",
         flush=True,
     )
 

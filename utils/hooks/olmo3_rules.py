@@ -23,7 +23,10 @@ from .bbh import subtask_of
 
 log = logging.getLogger(__name__)
 
-DOC_TIMEOUT = 60.0  # hard bound on scoring one doc (regexes over 130,000 characters, sympy)
+# hard bound on scoring one doc (wall clock): regexes over 130,000 characters; MATH's sympy
+# calls (5 s of CPU each, several per doc) need more on a loaded machine
+DOC_TIMEOUTS = {"minerva_math": 120.0}
+DOC_TIMEOUT = 60.0
 SYMPY_CALL_TIMEOUT = 5.0  # OLMES's alarm around each sympy comparison (here CPU time)
 LETTERS = "ABCDE"
 
@@ -171,7 +174,8 @@ def score_docs(family: str, resps: list[list[str]], docs: list[dict]) -> list[di
     jobs = [
         {"family": family, "sample": samples[0], "doc": doc} for samples, doc in zip(resps, docs)
     ]
-    records = bounded_records(_score_job, jobs, timeout=DOC_TIMEOUT, unscored=_unscored)
+    timeout = DOC_TIMEOUTS.get(family, DOC_TIMEOUT)
+    records = bounded_records(_score_job, jobs, timeout=timeout, unscored=_unscored)
     cut_off = sum("scoring_failure" in r for r in records)
     if cut_off:
         log.warning(
