@@ -114,7 +114,7 @@ def test_every_models_file_problem_is_one_line_naming_its_checkpoint(tmp_path):
         ),
         (
             f"evalpack leaderboard: error: {models}, checkpoint 2 ('key'): unknown key 'model_arg' "
-            "(did you mean 'model_args'?); known: name, model, model_args, resources, gen_kwargs, process_output"
+            "(did you mean 'model_args'?); known: name, model, model_args, resources, gen_kwargs, process_output, serve"
         ),
         (
             f"evalpack leaderboard: error: {models}, checkpoint 3 ('args'): model 'resumable' needs "
