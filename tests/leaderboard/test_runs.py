@@ -14,7 +14,7 @@ import pytest
 from evalpack.cli import rescore as rescoring
 from evalpack.leaderboard import board as board_run
 from evalpack.leaderboard import rundirs
-from tests.boards import LIMIT, TASKS, board_command, evalpack_process, requests_by_task
+from tests.boards import LIMIT, MATH_DATA, TASKS, board_command, evalpack_process, requests_by_task
 from tests.conftest import BACKSTOP, read_jsonl, requires_shared, sigint_as_at_a_terminal
 
 
@@ -249,6 +249,7 @@ def test_ctrl_c_prints_one_line_naming_the_pair(tmp_path):
             "one",
             "--output",
             str(tmp_path / "board"),
+            data_dir=MATH_DATA,
             stderr=out,
             start_new_session=True,
         )

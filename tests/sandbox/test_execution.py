@@ -12,6 +12,8 @@ import pytest
 from evalpack import execution
 from evalpack.execution import Job, from_wire, run_jobs, to_wire
 from evalpack.hooks import humaneval
+from evalpack.sandbox import pool
+from evalpack.sandbox.limits import UID_BASE
 from tests.conftest import DATA_DIR, OUTPUTS, read_jsonl, requires_shared
 from tests.sandbox.conftest import (
     DISHONEST,
@@ -32,11 +34,13 @@ def humaneval_job(doc, completion):
     return humaneval.job({**doc, "timeout": 3.0}, doc["prompt"] + completion)
 
 
-def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
+def test_fallback_level_still_judges_and_cleans_up(monkeypatch, tmp_path):
     """What a host without root gets (forced here): verdicts stay right, the socket layer is
     closed, and each job's temporary directory is removed."""
     monkeypatch.setenv("EVALPACK_SANDBOX", "session+limits")
-    leftovers = set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*"))
+    # the jobs' temporary folders go to this test's own (not /tmp, which other runs share)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     writer = probe("open('here.txt', 'w').write('x')\n")
     network = probe("import socket\nsocket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n")
     past_python = probe(  # seccomp refuses internet sockets to code that bypasses Python
@@ -64,7 +68,18 @@ def test_fallback_level_still_judges_and_cleans_up(monkeypatch):
     ]
     assert "network access is disabled" in verdicts[3].reason
     assert "refused" in verdicts[5].reason
-    assert set(Path(tempfile.gettempdir()).glob("evalpack-sandbox-*")) == leftovers
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_sandbox_keeps_its_lock_files_in_a_folder_of_their_own():
+    # a slot's uid is held by a lock file, machine-wide: not loose in /tmp
+    slot = pool.current()
+    try:
+        held = os.readlink(f"/proc/self/fd/{slot._lock}")
+    finally:
+        pool.close()
+    assert held == f"{pool.LOCKS}/uid-{slot.uid - UID_BASE}.lock"
+    assert Path(pool.LOCKS).parent == Path("/tmp") and Path(pool.LOCKS).is_dir()
 
 
 def test_verdicts_keep_order_and_report_outcomes():

@@ -18,7 +18,16 @@ import pytest
 from evalpack.hooks import gpqa
 from evalpack.scoring import mc_cot_answers
 from evalpack.scoring.mc_cot_answers import extract_gpqa, extract_gpqa_llama3
-from tests.conftest import OLMES_REF, REPO, SHARED, by_doc, chat_requests, read_jsonl, replay_eval
+from tests.conftest import (
+    OLMES_REF,
+    REPO,
+    SHARED,
+    by_doc,
+    chat_requests,
+    read_jsonl,
+    replay_eval,
+    requires_shared,
+)
 from tests.models.http_stub import LocalServer
 
 GPQA_ZIP = SHARED / "data" / "Idavidrein__gpqa" / "dataset.zip"
@@ -139,6 +148,7 @@ def test_answer_clean_up(raw, clean):
     assert gpqa.preprocess(raw) == clean
 
 
+@requires_shared
 def test_olmes_verdicts_on_every_gpqa_row():
     rows = [
         r

@@ -66,27 +66,51 @@ def test_every_hook_is_named_through_the_hooks_file_beside_it():
             assert (path.parent / "hooks.py").is_file(), path
 
 
-def test_every_task_file_stops_with_the_install_line(python):
+def load_every_task_file(python, cwd) -> dict:
+    """{path: what lm-eval's loader did with it}, Python started in `cwd`."""
     done = subprocess.run(
         [python, "-c", LOAD_EVERY_YAML, str(TASKS_DIR)],
         capture_output=True,
         text=True,
         check=True,
-        cwd=TASKS_DIR.parent.parent,
+        cwd=cwd,
     )
-    outcome = json.loads(done.stdout)
-    hint = HINT.format(python=python, repo=REPO)
+    return json.loads(done.stdout)
+
+
+def assert_each_hook_file_stops(outcome: dict, line: str) -> None:
     named = 0
     for path, result in outcome.items():
         if Path(path).name == "suites.yaml":
             continue
         folder = hooks_folder(Path(path))
         if folder:
-            assert result == f"exit: {folder.resolve()}: {hint}", path
+            assert result == f"exit: {folder.resolve()}: {line}", path
             named += 1
         else:  # a group: nothing of the pack is needed to read it
             assert result == "loaded", path
     assert named > 250
+
+
+def test_every_task_file_stops_with_the_install_line(python, tmp_path):
+    outcome = load_every_task_file(python, tmp_path)
+    assert_each_hook_file_stops(outcome, HINT.format(python=python, repo=REPO))
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_a_checkout_named_evalpack_where_python_starts(python, tmp_path, installed):
+    # git's default folder name: from the folder holding the clone, `import evalpack` finds the
+    # clone as a namespace package, before the install (`evalpack.tasks.<folder>` is then the
+    # YAML folder: an ImportError, not a ModuleNotFoundError)
+    (tmp_path / "evalpack").symlink_to(REPO, target_is_directory=True)
+    interpreter = Path(sys.executable) if installed else python
+    outcome = load_every_task_file(interpreter, tmp_path)
+    line = (
+        f"these tasks need the evalpack package, which {interpreter} finds as the folder "
+        f"{tmp_path / 'evalpack'} (a checkout named evalpack where Python started): "
+        "run from another folder"
+    )
+    assert_each_hook_file_stops(outcome, line)
 
 
 def test_lm_eval_run_ends_in_one_line(python, tmp_path):

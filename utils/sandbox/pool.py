@@ -197,11 +197,17 @@ def _pin(uid: int) -> set[int]:
     return cpus
 
 
+# Each sandbox uid's lock file, in a folder of their own: machine-wide (every process on this
+# machine claims its uid there, whatever its TMPDIR), so at a fixed path.
+LOCKS = "/tmp/evalpack-sandbox.locks"
+
+
 def _lock_path(uid: int) -> str:
-    return f"/tmp/evalpack-sandbox-uid-{uid - UID_BASE}.lock"
+    return f"{LOCKS}/uid-{uid - UID_BASE}.lock"
 
 
 def _claim_uid() -> tuple[int, int]:
+    os.makedirs(LOCKS, mode=0o700, exist_ok=True)
     for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
         fd = os.open(_lock_path(uid), os.O_CREAT | os.O_RDWR, 0o600)
         try:
