@@ -126,7 +126,8 @@ def test_a_checkpoint_directory_of_another_model_is_refused(tmp_path, caplog):
     with caplog.at_level(logging.ERROR, logger="evalpack.leaderboard.board"):
         outcome = board_run.run_leaderboard(changed, entries, tmp_path, [])
     assert outcome == {"done": ["b/t"], "ran": [], "failed": ["a/t"], "cannot": []}
-    assert "pretrained=step1000" in caplog.text and "new name" in caplog.text
+    assert "model_args.pretrained: 'step1000' -> 'step2000'" in caplog.text
+    assert "new name" in caplog.text
     recorded = json.loads((tmp_path / "a" / rundirs.CHECKPOINT_FILE).read_text())
     assert recorded == first[0]  # the directory still describes what it holds
 

@@ -13,6 +13,7 @@ import json
 import logging
 from pathlib import Path
 
+from . import identity
 from .executors import Unit
 from .progress import Progress
 from .ray_dispatch import make_executor
@@ -28,8 +29,6 @@ from .rundirs import (
 )
 
 log = logging.getLogger("evalpack.leaderboard")
-# what a checkpoint directory is claimed for (other settings, other completions)
-IDENTITY = ("name", "model", "model_args", "gen_kwargs", "process_output")
 
 
 class Interrupted(Exception):
@@ -41,17 +40,23 @@ class Interrupted(Exception):
 
 
 def claim_checkpoint_dir(ckpt: dict, ckpt_dir: Path) -> None:
-    """Record which model a checkpoint directory holds; refuse one recorded for another model,
-    whose cached completions and finished pairs would otherwise be reused under this name."""
+    """Record which model a checkpoint directory holds; refuse one recorded for another model or
+    other settings (`identity`), whose cached completions and finished pairs would otherwise be
+    reused under this name. A change of transport only (a server's URL) resumes."""
     description = ckpt_dir / CHECKPOINT_FILE
-    identity = {k: ckpt[k] for k in IDENTITY if k in ckpt}
     if description.is_file():
         recorded = json.loads(description.read_text(encoding="utf-8"))
-        if {k: recorded[k] for k in IDENTITY if k in recorded} != identity:
+        changed = identity.changes(recorded, ckpt)
+        if changed:
             raise ValueError(
-                f"{ckpt_dir} holds checkpoint {recorded}, not {identity}: give the changed "
-                "checkpoint a new name, or delete that directory to start it afresh"
+                f"{ckpt_dir} holds the results of another model or settings "
+                f"({'; '.join(changed)}): give the changed checkpoint a new name, or delete that "
+                "directory to start it afresh (a changed base_url, concurrency or timeout "
+                "resumes)"
             )
+        moved = identity.transport_changes(recorded, ckpt)
+        if moved:
+            log.info("%s: resuming with %s", ckpt["name"], "; ".join(moved))
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     description.write_text(json.dumps(ckpt, indent=1), encoding="utf-8")
 

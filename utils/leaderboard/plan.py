@@ -23,6 +23,7 @@ from urllib.parse import urlparse
 from lm_eval.utils import simple_parse_args_string
 
 from ..core import catalog, data
+from ..models.endpoints import url_problem
 from ..models.registry import register
 from . import probes
 from .rundirs import pair_is_done
@@ -95,7 +96,7 @@ class Backend:
         from lm_eval.api.registry import get_model
 
         register()
-        self.args = model_args_of(ckpt)
+        self.name, self.args = ckpt["model"], model_args_of(ckpt)
         try:
             self.cls = get_model(ckpt["model"])
         except Exception:  # noqa: BLE001  (a backend that cannot be imported here: ask nothing)
@@ -107,6 +108,8 @@ class Backend:
         self.missing = model_path_problem(ckpt) if "serve" in ckpt else None
 
     def problem(self, need: str) -> str | None:
+        if need == "reachable" and url_problem(self.name, self.args.get("base_url")):
+            return url_problem(self.name, self.args.get("base_url"))
         if self.cls is None or not self.askable:
             return None
         if need not in self.answers:

@@ -46,6 +46,7 @@ from ..core.text import cut_at_stops
 from . import budget
 from .arguments import backend_label
 from .dispatch import Dispatch, Failed
+from .endpoints import not_found_hint
 from .failures import attempts_text, error_kind, fitting_max_tokens, refusal_hint, retryable
 from .http import BadResponse, post_json, reported_context
 from .outage import Outage, is_connection_failure
@@ -303,7 +304,8 @@ class ServedGeneration:
         error = " ".join(str(exc).split())  # one line, whatever the server's body held
         return (
             f"{len(failures)} of {total} requests to {self.url} failed{others}; first: "
-            f"{job.label}: {error} ({attempts_text(exc)}){refusal_hint(exc, CONTINUE_FIELDS)}; "
+            f"{job.label}: {error} ({attempts_text(exc)}){refusal_hint(exc, CONTINUE_FIELDS)}"
+            f"{not_found_hint(backend_label(self), self.url, exc)}; "
             f"{total - len(failures)} completions were received; {resume}"
         )
 
