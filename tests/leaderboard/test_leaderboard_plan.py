@@ -86,7 +86,10 @@ def test_the_plan_of_a_board_mixing_backends(refusing, tmp_path, monkeypatch):
     for ckpt in ("ref", "chat"):
         assert pairs[ckpt]["alpaca_eval_v2_tulu"].startswith("no judge configured")
     drop = tmp_path / "mirror" / "EleutherAI__drop" / "default" / "validation.jsonl"
-    assert pairs["ref"]["drop_llama3"] == f"data missing: {drop} is not in EVALPACK_DATA_DIR"
+    assert pairs["ref"]["drop_llama3"] == (
+        f"data missing: {drop} is not in EVALPACK_DATA_DIR: copy it there, or unset "
+        "EVALPACK_DATA_DIR to read the hub"
+    )
     chat = pairs["chat"]
     assert chat["minerva_math_tulu"] == "run"
     assert "answers generation requests only" in chat["mmlu_mc_tulu"]

@@ -202,9 +202,8 @@ def run_leaderboard(
     queue = pending_units(checkpoints, entries, output, outcome, cannot)
     if not queue:
         return outcome
-    # finished earlier, refused, or cannot run
-    settled = len(outcome["done"]) + len(outcome["failed"]) + len(outcome["cannot"])
-    progress = Progress(len(checkpoints) * len(entries), settled)
+    # the bar counts the pairs that run now: not those finished earlier, refused or that cannot
+    progress = Progress(sum(len(unit.entries) for unit in queue))
     board = Board(output, max_retries, progress, outcome)
     runner = None
     try:

@@ -2,8 +2,10 @@
 will run, finished earlier, or cannot run and why.
 
 A pair cannot run when its task's data is missing from the `EVALPACK_DATA_DIR` mirror (the file
-looked for is named), when a checkpoint the board serves (`serve`) names a local path that
-does not exist, when the task needs log-likelihoods or an assistant prefix continued and
+looked for is named) or, without a mirror, the hub cannot be reached, when the libraries its YAML
+names are not installed (`requirements`: BigCodeBench's), when a checkpoint the board serves
+(`serve`) names a local path that does not exist, when the task needs log-likelihoods or an
+assistant prefix continued and
 the checkpoint's backend or server cannot do it (servers are asked once, `probes`), or when the
 task needs a judge that is not configured, does not answer or gives no log-probabilities. Such
 pairs are not started; `--strict` makes any of them an error before anything starts. The plan
@@ -25,7 +27,7 @@ from lm_eval.utils import simple_parse_args_string
 from ..core import catalog, data
 from ..models.endpoints import url_problem
 from ..models.registry import register
-from . import probes
+from . import probes, requirements
 from .rundirs import pair_is_done
 from .serve import model_path_problem
 
@@ -41,6 +43,8 @@ class Needs:
     prefix: bool = False
     judge: str | None = None  # the kind of judge (`judge_kind`), None: no judge
     files: list[Path] = field(default_factory=list)  # mirror files, when a mirror is set
+    hub: list[str] = field(default_factory=list)  # datasets from the hub (their mirror paths)
+    libraries: list[str] = field(default_factory=list)  # what `metadata.needs` lacks, one line each
 
 
 def judge_kind(declared) -> str | None:
@@ -52,22 +56,31 @@ def task_needs(entry: dict, metadata: dict) -> Needs:
     needs = Needs(judge=judge_kind(catalog.facts(entry["task"]).get("judge")))
     # `data_file` in the run's metadata: the user's own file instead of the dataset
     mirror = None if metadata.get("data_file") else os.environ.get(data.DATA_DIR_ENV)
+    libraries: list[str] = []  # what the YAML's `metadata.needs` names (`requirements`)
     for leaf in catalog.leaves(entry["task"]):
         config = catalog.task_config(leaf)
         needs.loglikelihood |= config.get("output_type") in LOGLIKELIHOOD_TYPES
         needs.prefix |= bool(config.get("gen_prefix")) and bool(entry.get("chat"))
         needs.judge = needs.judge or judge_kind(config.get("metadata", {}).get("judge"))
+        named = config.get("metadata", {}).get("needs")
+        if named and named not in libraries:
+            libraries.append(named)
         kwargs = config.get("dataset_kwargs") or {}
-        if mirror and "path" in kwargs:  # the forms the pack's loaders take
+        if "path" in kwargs and not metadata.get("data_file"):  # the pack's loaders' forms
             splits = kwargs.get("splits") or [
                 kwargs.get("split") or config.get("test_split", "test")
             ]
             names = kwargs.get("names") or [kwargs.get("name")]
-            needs.files += [
-                data.mirror_file(mirror, kwargs["path"], name, split)
+            files = [
+                data.mirror_file(mirror or "", kwargs["path"], name, split)
                 for name in names
                 for split in splits
             ]
+            if mirror:
+                needs.files += files
+            else:
+                needs.hub += [str(file) for file in files]
+    needs.libraries = [p for p in map(requirements.library_problem, libraries) if p]
     return needs
 
 
@@ -127,9 +140,11 @@ def pair_problem(needs: Needs, backend: Backend, judges: dict[str, str | None]) 
     if backend.missing:
         return backend.missing
     missing = [str(f) for f in needs.files if not f.is_file()]
-    if missing:
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        return f"data missing: {missing[0]}{more} is not in {data.DATA_DIR_ENV}"
+    elsewhere = requirements.mirror_problem(missing) or requirements.hub_problem(needs.hub)
+    if elsewhere:
+        return elsewhere
+    if needs.libraries:
+        return needs.libraries[0]
     checks = [("reachable", True), ("loglikelihood", needs.loglikelihood), ("prefix", needs.prefix)]
     for need, wanted in checks:
         if wanted and backend.problem(need):

@@ -17,8 +17,8 @@ def clock(seconds: float) -> str:
 
 
 def bar(done: int, total: int, elapsed: float, ran: int) -> str:
-    """`[#####...............] 5/20 pairs, 1:02 elapsed, ~3:06 left` (no estimate before this
-    run has finished a pair; pairs finished earlier do not count towards the pace)."""
+    """`[#####...............] 5/20 pairs, 1:02 elapsed, ~3:06 left`: the pairs this run
+    starts (no estimate before it has finished one)."""
     filled = round(BAR_WIDTH * done / total) if total else BAR_WIDTH
     text = (
         f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} pairs, "
@@ -32,8 +32,9 @@ def bar(done: int, total: int, elapsed: float, ran: int) -> str:
 class Progress:
     """Counts pairs as they end and logs a line for each."""
 
-    def __init__(self, total: int, earlier: int) -> None:
-        self.total, self.done, self.ran = total, earlier, 0
+    def __init__(self, total: int) -> None:
+        """`total`: the pairs this run starts (not those finished earlier or that cannot run)."""
+        self.total, self.done, self.ran = total, 0, 0
         self.start = time.monotonic()
 
     def line(self, level: int, text: str) -> None:

@@ -55,6 +55,14 @@ def installed() -> bool:
     return (folder() / MARKER).is_dir() and nltk_data().is_dir()
 
 
+def missing() -> str:
+    """The one line a run (or a leaderboard's plan) without the libraries gets."""
+    return (
+        f"BigCodeBench's libraries (or their NLTK data) are not installed in {folder()}: run "
+        "`python -m evalpack.hooks.bigcodebench.libs install` (see tasks/bigcodebench)"
+    )
+
+
 def requirements_file() -> Path:
     return Path(
         str(resources.files("evalpack.task_configs") / "bigcodebench" / "requirements-eval.txt")
@@ -134,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args == ["install"]:
         return install()
-    print("usage: python -m evalpack.hooks.bigcodebench.libs install|path", file=sys.stderr)
+    if args == ["check"]:  # how the leaderboard's plan asks (it imports no hook)
+        print("" if installed() else missing())
+        return 0 if installed() else 1
+    print("usage: python -m evalpack.hooks.bigcodebench.libs install|path|check", file=sys.stderr)
     return 2
 
 

@@ -97,11 +97,7 @@ def load(timeout: float = DEFAULT_TIMEOUT, **kwargs):
 
 
 def missing_libraries() -> str:
-    return (
-        f"BigCodeBench's libraries (or their NLTK data) are not installed in "
-        f"{bigcodebench_libs.folder()}: run "
-        "`python -m evalpack.hooks.bigcodebench.libs install` (see tasks/bigcodebench)"
-    )
+    return bigcodebench_libs.missing()
 
 
 def doc_to_text(doc: dict) -> str:
