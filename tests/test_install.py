@@ -121,7 +121,12 @@ def test_ls_tasks_lists_the_pack(installed):
         cwd=installed["work"],
         env=installed["env"],
     ).stdout
-    for task in ("minerva_math_tulu", "bbh_cot_v1_tulu", "codex_humaneval_tulu", "aime24"):
+    for task in (
+        "minerva_math_tulu",
+        "bbh_cot_v1_tulu",
+        "codex_humaneval_tulu",
+        "aime24_reasoning",
+    ):
         assert task in out
 
 

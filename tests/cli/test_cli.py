@@ -104,8 +104,8 @@ def test_every_subcommand_help_works(command, capsys):
 
 def test_suite_show_reports_missing_members(tmp_path):
     suites = tmp_path / "s.yaml"
-    suites.write_text("mine: {tasks: [{task: gsm8k_nonexistent}, {task: aime24}]}\n")
+    suites.write_text("mine: {tasks: [{task: gsm8k_nonexistent}, {task: aime24_reasoning}]}\n")
     done = evalpack("suite", "show", "mine", "--suites", str(suites))
     assert done.returncode == 0, done.stderr
-    assert "--tasks aime24 --apply_chat_template" in done.stdout
+    assert "--tasks aime24_reasoning --apply_chat_template" in done.stdout
     assert "# missing: gsm8k_nonexistent" in done.stdout

@@ -53,7 +53,7 @@ def problems(tmp_path):
 
 def aime(data_file, *args: str) -> list[str]:
     metadata = json.dumps({"data_file": str(data_file), "repeats": 1})
-    return ["--tasks", "aime24", "--apply_chat_template", "--metadata", metadata, *args]
+    return ["--tasks", "aime24_reasoning", "--apply_chat_template", "--metadata", metadata, *args]
 
 
 def test_unknown_task_suggests_close_names(run):
@@ -71,7 +71,7 @@ def test_misspelt_model_argument(run, problems):
 def test_from_doc_field_the_docs_lack_lists_their_fields(run, problems):
     line = run("--model", "replay", "--model_args", "from_doc=soluton", *aime(problems))
     assert line == (
-        "replay from_doc=soluton: task aime24 doc 0 has no field 'soluton'; its "
+        "replay from_doc=soluton: task aime24_reasoning doc 0 has no field 'soluton'; its "
         "fields: answer, doc_key, problem, question"
     )
 
@@ -144,7 +144,9 @@ def test_dead_server(run, problems):
         f"base_url={url},model=m,max_retries=1,retry_delay=0.05",
         *aime(problems),
     )
-    assert line.startswith(f"1 of 1 requests to {url} failed; first: task aime24 doc 0 repeat 0: ")
+    assert line.startswith(
+        f"1 of 1 requests to {url} failed; first: task aime24_reasoning doc 0 repeat 0: "
+    )
     assert "Connection refused" in line and "(2 attempts)" in line
 
 
@@ -170,7 +172,9 @@ def test_console_shows_one_error_line_and_the_traceback_on_request():
     errors = [line for line in quiet.stderr.splitlines() if "error" in line.lower()]
     assert len(errors) == 1 and errors[0].startswith("evalpack: error: no task named")
     assert quiet.stderr.strip().splitlines()[-1] == errors[0]
-    assert "overrides existing task" not in quiet.stderr  # aime24/aime25 were not asked for
+    assert (
+        "overrides existing task" not in quiet.stderr
+    )  # aime24_reasoning/aime25_reasoning were not asked for
     loud = evalpack(*argv, EVALPACK_TRACEBACK="1")
     assert "Traceback (most recent call last)" in loud.stderr
     assert loud.stderr.strip().splitlines()[-1] == "ValueError: Tasks not found: minerva_mat_tulu"

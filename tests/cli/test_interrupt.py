@@ -60,7 +60,7 @@ def start_run(stub, tmp_path) -> subprocess.Popen:
         "--model_args",
         args,
         "--tasks",
-        "aime24",
+        "aime24_reasoning",
         "--apply_chat_template",
         "--metadata",
         metadata,

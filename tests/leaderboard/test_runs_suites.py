@@ -63,7 +63,7 @@ def test_suite_subset_and_unknown_names():
     (entry,) = catalog.suite_tasks(suites, "tulu_3_dev_core", ["bbh_cot_v1_tulu"])
     assert entry["task"] == "bbh_cot_v1_tulu"
     with pytest.raises(ValueError, match="no task"):
-        catalog.suite_tasks(suites, "tulu_3_dev_core", ["aime24"])
+        catalog.suite_tasks(suites, "tulu_3_dev_core", ["aime24_reasoning"])
     with pytest.raises(ValueError, match="unknown suite"):
         catalog.suite_tasks(suites, "nope")
 

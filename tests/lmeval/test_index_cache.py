@@ -18,7 +18,7 @@ IFEVAL = DATA_DIR / "google__IFEval" / "default" / "train.jsonl"
 
 
 def ours(caplog) -> list[str]:
-    """The lines the pack logged (lm-eval's own warnings, e.g. "aime24 overrides", aside)."""
+    """The lines the pack logged (lm-eval's own warnings, e.g. "aime24_reasoning overrides", aside)."""
     return [r.getMessage() for r in caplog.records if r.name.startswith("evalpack")]
 
 
@@ -62,7 +62,12 @@ def test_a_builtin_task_is_the_same_with_the_cache(ifeval_offline, caplog):
         own.all_groups,
         own.all_tags,
     )
-    for name in ("ifeval", "gsm8k", "mmlu_pro", "aime24"):  # aime24: the pack's overrides it
+    for name in (
+        "ifeval",
+        "gsm8k",
+        "mmlu_pro",
+        "aime24_reasoning",
+    ):  # aime24_reasoning: the pack's overrides it
         assert cached.task_index[name].cfg == own.task_index[name].cfg
     assert type(cached.task_index["ifeval"]) is index_cache.CachedEntry
     assert built(cached, "ifeval") == built(own, "ifeval")

@@ -190,17 +190,19 @@ def test_chat_reasoning_task_with_repeats_gets_distinct_samples(server, sent, tm
         "max_model_len": CONTEXT,
         "seed": 3,
     }
-    out = evaluate("evalpack-chat", args, ["aime24"], {"data_file": str(data), "repeats": 4})
+    out = evaluate(
+        "evalpack-chat", args, ["aime24_reasoning"], {"data_file": str(data), "repeats": 4}
+    )
     assert len(sent) == 8
-    assert all("stop" not in p for p in sent)  # aime24 has no stop strings: none sent
+    assert all("stop" not in p for p in sent)  # aime24_reasoning has no stop strings: none sent
     assert {p["max_tokens"] for p in sent} == {CONTEXT}  # 32768 capped by the context
     assert len({p["seed"] for p in sent}) == 8
     assert sum(f"capped at {CONTEXT}" in r.getMessage() for r in caplog.records) == 1
-    for sample in out["samples"]["aime24"]:
+    for sample in out["samples"]["aime24_reasoning"]:
         answers = sample["resps"][0]  # the one Instance's four repeats
         assert len(answers) == 4 and all(answers)
         assert len(set(answers)) == 4  # distinct seeds, distinct samples
-    assert "avg@4,samples" in out["results"]["aime24"]
+    assert "avg@4,samples" in out["results"]["aime24_reasoning"]
 
 
 HUMANEVAL = [

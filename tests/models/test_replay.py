@@ -78,8 +78,8 @@ def test_from_doc_per_task_prefix():
         ]
     )
     assert answers == ["So the answer is (B).", "(B)", "S"]  # the longest prefix wins
-    with pytest.raises(KeyError, match="no field or template for task aime24"):
-        lm.generate_until([_request(doc, task="aime24")])
+    with pytest.raises(KeyError, match="no field or template for task aime24_reasoning"):
+        lm.generate_until([_request(doc, task="aime24_reasoning")])
 
 
 def test_several_completion_files_answer_their_own_docs(tmp_path):

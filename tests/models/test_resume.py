@@ -150,7 +150,9 @@ def test_a_backend_with_its_own_keys_resumes_after_failing_part_way(tmp_path):
 def test_a_served_backend_resumes_a_failed_sampled_run_through_the_wrapper(tmp_path):
     stub = Stub().start()
     try:
-        stub.fault_for = lambda payload: "500" if payload["sample_id"] == "aime24/1/2" else None
+        stub.fault_for = lambda payload: (
+            "500" if payload["sample_id"] == "aime24_reasoning/1/2" else None
+        )
         data = tmp_path / "problems.jsonl"
         data.write_text(
             json.dumps({"question": "What is 6*7?", "answer": "42"})
@@ -169,7 +171,7 @@ def test_a_served_backend_resumes_a_failed_sampled_run_through_the_wrapper(tmp_p
             return simple_evaluate(
                 model="resumable",
                 model_args=model_args,
-                tasks=["aime24"],
+                tasks=["aime24_reasoning"],
                 task_manager=task_manager(metadata),
                 metadata=metadata,
             )
@@ -179,7 +181,7 @@ def test_a_served_backend_resumes_a_failed_sampled_run_through_the_wrapper(tmp_p
         stub.records.clear()
         stub.fault_for = lambda payload: None
         evaluate()
-        assert [p["sample_id"] for p in stub.payloads("/answer")] == ["aime24/1/2"]
+        assert [p["sample_id"] for p in stub.payloads("/answer")] == ["aime24_reasoning/1/2"]
         stub.records.clear()
         evaluate()
         assert stub.records == []  # the last run came from the log alone

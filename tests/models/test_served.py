@@ -42,7 +42,7 @@ def _evaluate(model, model_args, data_file, repeats=4, **kwargs):
     return simple_evaluate(
         model=model,
         model_args=model_args,
-        tasks=["aime24"],
+        tasks=["aime24_reasoning"],
         task_manager=task_manager(metadata),
         metadata=metadata,
         **kwargs,
@@ -192,14 +192,14 @@ def test_request_interval_spaces_requests(stub):
 # --- answer server, end to end ---------------------------------------------------------------
 
 ANSWERS = {  # sample_id -> answer; doc 0's gold is 42, doc 1's is 5
-    "aime24/0/0": "\\boxed{41}",
-    "aime24/0/1": "\\boxed{42}",
-    "aime24/0/2": "\\boxed{42}",
-    "aime24/0/3": "\\boxed{7}",
-    "aime24/1/0": "\\boxed{6}",
-    "aime24/1/1": "\\boxed{6}",
-    "aime24/1/2": "\\boxed{6}",
-    "aime24/1/3": "\\boxed{6}",
+    "aime24_reasoning/0/0": "\\boxed{41}",
+    "aime24_reasoning/0/1": "\\boxed{42}",
+    "aime24_reasoning/0/2": "\\boxed{42}",
+    "aime24_reasoning/0/3": "\\boxed{7}",
+    "aime24_reasoning/1/0": "\\boxed{6}",
+    "aime24_reasoning/1/1": "\\boxed{6}",
+    "aime24_reasoning/1/2": "\\boxed{6}",
+    "aime24_reasoning/1/3": "\\boxed{6}",
 }
 
 
@@ -207,11 +207,11 @@ def test_answer_server_contract_end_to_end_with_pass_at_k(stub, tmp_path):
     stub.answer_field = "completion"
     stub.reply = lambda payload: ANSWERS[payload["sample_id"]]
     args = f"base_url={stub.url('/answer')},answer_field=completion,team=evalpack,n_gpus=2"
-    results = _evaluate("answer-server", args, _aime_file(tmp_path))["results"]["aime24"]
+    results = _evaluate("answer-server", args, _aime_file(tmp_path))["results"]["aime24_reasoning"]
     payloads = stub.payloads("/answer")
     assert sorted(p["sample_id"] for p in payloads) == sorted(ANSWERS)
-    first = next(p for p in payloads if p["sample_id"] == "aime24/0/0")
-    assert first["dataset"] == "aime24" and "What is 6*7?" in first["prompt"]
+    first = next(p for p in payloads if p["sample_id"] == "aime24_reasoning/0/0")
+    assert first["dataset"] == "aime24_reasoning" and "What is 6*7?" in first["prompt"]
     assert (first["team"], first["n_gpus"]) == ("evalpack", 2)
     assert set(first) == {"dataset", "prompt", "sample_id", "team", "n_gpus"}
     # doc 0: 2 of 4 right; doc 1: none right
@@ -222,17 +222,19 @@ def test_answer_server_contract_end_to_end_with_pass_at_k(stub, tmp_path):
 
 def test_failed_run_keeps_completions_and_a_rerun_regenerates_only_the_failure(stub, tmp_path):
     stub.reply = lambda payload: ANSWERS[payload["sample_id"]]
-    stub.fault_for = lambda payload: "500" if payload["sample_id"] == "aime24/1/2" else None
+    stub.fault_for = lambda payload: (
+        "500" if payload["sample_id"] == "aime24_reasoning/1/2" else None
+    )
     data, cache = _aime_file(tmp_path), str(tmp_path / "cache")
     args = f"base_url={stub.url('/answer')},max_retries=1,retry_delay=0.05"
-    with pytest.raises(ServedRequestError, match="task aime24 doc 1 repeat 2"):
+    with pytest.raises(ServedRequestError, match="task aime24_reasoning doc 1 repeat 2"):
         _evaluate("answer-server", args, data, use_cache=cache)
     assert len(stub.records) == 7 + 2
 
     stub.records.clear()
     stub.fault_for = lambda payload: None
-    results = _evaluate("answer-server", args, data, use_cache=cache)["results"]["aime24"]
-    assert [p["sample_id"] for p in stub.payloads("/answer")] == ["aime24/1/2"]
+    results = _evaluate("answer-server", args, data, use_cache=cache)["results"]["aime24_reasoning"]
+    assert [p["sample_id"] for p in stub.payloads("/answer")] == ["aime24_reasoning/1/2"]
     assert results["avg@4,samples"] == 0.25
 
     stub.records.clear()

@@ -39,13 +39,15 @@ def test_timeouts_are_retried(stub):
 )
 def test_bad_responses_fail_the_request_clearly_after_retries(stub, fault, message):
     lm = chat_model(stub, **fast(max_retries=2))
-    requests = repeated(chat_context(lm, CHAT), SAMPLED, docs=2, repeats=2, task="aime24")
+    requests = repeated(chat_context(lm, CHAT), SAMPLED, docs=2, repeats=2, task="aime24_reasoning")
     bad_seed = plan_jobs(requests, lm.base_seed)[1].seed  # doc 0, repeat 1
     stub.fault_for = lambda payload: fault if payload["seed"] == bad_seed else None
     with pytest.raises(ServedRequestError) as error:
         lm.generate_until(requests)
     text = str(error.value)
-    assert "task aime24 doc 0 repeat 1" in text and stub.url("/v1/chat/completions") in text
+    assert (
+        "task aime24_reasoning doc 0 repeat 1" in text and stub.url("/v1/chat/completions") in text
+    )
     assert "1 of 4 requests" in text and "3 completions were received" in text
     assert message in text and "(3 attempts)" in text and "\n" not in text
     assert len(stub.records) == 3 + 3  # three good ones, one tried three times

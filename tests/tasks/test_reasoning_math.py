@@ -1,4 +1,4 @@
-"""math500 / aime24 / aime25: answer extraction, sampling metrics, BYO data, real data end to end."""
+"""math500 / aime24_reasoning / aime25_reasoning: answer extraction, sampling metrics, BYO data, real data end to end."""
 
 import json
 
@@ -86,16 +86,16 @@ def test_bring_your_own_jsonl_end_to_end(tmp_path):
     completions = tmp_path / "completions.jsonl"
     completions.write_text(
         "".join(
-            json.dumps({"task": "aime24", "doc_id": d, "completion": c}) + "\n"
+            json.dumps({"task": "aime24_reasoning", "doc_id": d, "completion": c}) + "\n"
             for d, cs in samples.items()
             for c in cs
         )
     )
     results = replay_eval(
-        ["aime24"],
+        ["aime24_reasoning"],
         f"completions={completions}",
         metadata={"data_file": str(problems), "repeats": 4},
-    )["results"]["aime24"]
+    )["results"]["aime24_reasoning"]
     # doc 0: right, wrong, truncated, right -> avg 0.5; maj@4: 42 twice -> right
     # doc 1: wrong, wrong, right, right -> avg 0.5; maj@4: tie 6 vs 5, 6 first -> wrong
     assert results["avg@4,samples"] == 0.5
@@ -113,17 +113,17 @@ def test_tasks_and_group_build(mirror):
     sizes = {name: len(task.eval_docs) for name, task in loaded["tasks"].items()}
     assert sizes == {
         "math500": 500,
-        "aime24": 30,
-        "aime25": 30,
+        "aime24_reasoning": 30,
+        "aime25_reasoning": 30,
         "minerva_math_500_tulu": 500,
         "math500_minerva_base": 500,
     }
-    assert loaded["tasks"]["aime24"].config.repeats == 16
+    assert loaded["tasks"]["aime24_reasoning"].config.repeats == 16
     assert loaded["tasks"]["math500"].config.repeats == 4
 
 
 @requires_shared
-@pytest.mark.parametrize("task", ["aime24", "aime25"])
+@pytest.mark.parametrize("task", ["aime24_reasoning", "aime25_reasoning"])
 def test_real_gold_answers_score_one(mirror, task):
     out = replay_eval(
         [task], "from_doc=The answer is $\\boxed{{{answer}}}$.", metadata={"repeats": 2}

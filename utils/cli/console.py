@@ -4,9 +4,9 @@
   traceback only with `--verbose` or `EVALPACK_TRACEBACK=1`. An unknown task gets "did you mean";
   a missing optional package the extra that installs it.
 * Ctrl-C is one line too: what was kept and what a rerun sends (`ServedInterrupted` says it).
-* lm-eval's warnings that mislead here are filtered: "Task 'aime24' overrides existing task"
-  (shown only when that task is requested), "Custom kwargs can be passed to `--metadata`" (once
-  per task; the pack's loaders take their settings from `--metadata` already), and, for the
+* lm-eval's warnings that mislead here are filtered: "Task 'X' overrides existing task" (an
+  include path's task of a built-in's name; shown only when that task is requested), what a plain
+  `lm_eval` run of the pack's tasks drops too (`core.quiet`), and, for the
   pack's served backends, lm-eval's "Caching will not be performed" / "Cached requests: 0": those
   backends cache every sampled completion themselves (per doc, repeat and seed) in the same
   `--use_cache` database and log their own count.
@@ -20,7 +20,7 @@ import re
 
 import yaml
 
-from ..core import catalog
+from ..core import catalog, quiet
 from ..core.suggest import did_you_mean
 
 TRACEBACK_ENV = "EVALPACK_TRACEBACK"
@@ -107,8 +107,7 @@ def quiet_lm_eval(requested: list[str], pack_cached_model: bool) -> None:
         lambda r: "overrides existing task" in r.msg and (r.args or ("",))[0] not in requested
     )
     logging.getLogger("lm_eval.tasks._index").addFilter(overrides)
-    kwargs_note = _Drop(lambda r: "Custom kwargs can be passed" in str(r.msg))
-    logging.getLogger("lm_eval.api.task").addFilter(kwargs_note)
+    quiet.install()  # the notes a plain lm_eval run of the pack's tasks drops too
     if pack_cached_model:
         cache_notes = _Drop(
             lambda r: (
@@ -117,24 +116,6 @@ def quiet_lm_eval(requested: list[str], pack_cached_model: bool) -> None:
             )
         )
         logging.getLogger("lm_eval.api.model").addFilter(cache_notes)
-    import lm_eval.evaluator
-
-    lm_eval.evaluator.get_git_commit_hash = quiet_git_hash
-
-
-def quiet_git_hash() -> str | None:
-    """lm-eval's `git describe` for the results file, without git's "fatal: not a git
-    repository" on the console when the run is not inside one."""
-    import subprocess
-
-    try:
-        return subprocess.check_output(
-            ["git", "describe", "--always"], stderr=subprocess.DEVNULL, text=True
-        ).strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        from lm_eval.loggers.utils import get_commit_from_path
-
-        return get_commit_from_path(os.getcwd())  # as lm-eval falls back
 
 
 def caches_itself(model: str | None) -> bool:

@@ -5,4 +5,10 @@ generators share), `thinking_switch` (OLMES's `process_output` run setting on do
 `olmo3_code` and `olmo3_chat` (the `olmo3:adapt` code, IFEval and AlpacaEval variants),
 `olmo3_rules` and `olmo3_aime` (its rule-scored tasks: MMLU, BBH, AGIEval, GPQA, MATH, GSM8K,
 AIME); `bigcodebench/` is a package of its own (it ships code into sandbox jobs).
-Hooks import `core`, `scoring`, `execution` and `judges` only."""
+Hooks import `core`, `scoring`, `execution` and `judges` only. Importing them (lm-eval does,
+through each task folder's `hooks.py`) keeps lm-eval's notes about the pack's tasks quiet
+(`core.quiet`)."""
+
+from ..core import quiet
+
+quiet.install()

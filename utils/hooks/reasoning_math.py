@@ -1,5 +1,5 @@
-"""lm-eval hooks for the zero-shot reasoning tasks (`tasks/reasoning_math`: math500, aime24,
-aime25) with n samples per problem: avg@n, pass@k, maj@k and the fraction truncated.
+"""lm-eval hooks for the zero-shot reasoning tasks (`tasks/reasoning_math`: math500, aime24_reasoning,
+aime25_reasoning) with n samples per problem: avg@n, pass@k, maj@k and the fraction truncated.
 
 Per sample, only what follows the last `</think>` counts; an unclosed `<think>` is truncated
 (scores 0, counted). The last `\\boxed{}` of what remains is the answer (no box: no answer).

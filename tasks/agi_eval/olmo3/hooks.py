@@ -13,14 +13,21 @@ try:
         score_agi_eval_docs,
         total,
     )
-except ModuleNotFoundError as missing:
-    if missing.name != "evalpack":
+except ImportError as missing:  # not installed, or a folder named evalpack in its way
+    found = sys.modules.get("evalpack")
+    folder = found and found.__file__ is None and next(iter(found.__path__))
+    if missing.name != "evalpack" and not folder:
         raise
     here = Path(__file__).resolve()
     checkout = next((p for p in here.parents if (p / "pyproject.toml").is_file()), here.parent)
+    fix = (
+        f"finds as the folder {folder} (a checkout named evalpack where Python started): "
+        "run from another folder"
+        if folder
+        else f"cannot import: pip install -e {checkout}"
+    )
     raise SystemExit(
-        f"{here.parent}: these tasks need the evalpack package, which {sys.executable} "
-        f"cannot import: pip install -e {checkout}"
+        f"{here.parent}: these tasks need the evalpack package, which {sys.executable} {fix}"
     ) from None
 
 __all__ = [

@@ -9,14 +9,21 @@ try:
     from evalpack.hooks.olmo3_aime import gold, load, process_results, prompt, score_samples
     from evalpack.hooks.olmo3_rules import total
     from evalpack.hooks.sampled import SampledTask
-except ModuleNotFoundError as missing:
-    if missing.name != "evalpack":
+except ImportError as missing:  # not installed, or a folder named evalpack in its way
+    found = sys.modules.get("evalpack")
+    folder = found and found.__file__ is None and next(iter(found.__path__))
+    if missing.name != "evalpack" and not folder:
         raise
     here = Path(__file__).resolve()
     checkout = next((p for p in here.parents if (p / "pyproject.toml").is_file()), here.parent)
+    fix = (
+        f"finds as the folder {folder} (a checkout named evalpack where Python started): "
+        "run from another folder"
+        if folder
+        else f"cannot import: pip install -e {checkout}"
+    )
     raise SystemExit(
-        f"{here.parent}: these tasks need the evalpack package, which {sys.executable} "
-        f"cannot import: pip install -e {checkout}"
+        f"{here.parent}: these tasks need the evalpack package, which {sys.executable} {fix}"
     ) from None
 
 __all__ = ["SampledTask", "gold", "load", "process_results", "prompt", "score_samples", "total"]
