@@ -149,10 +149,8 @@ def sent(bodies):
 def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(
     name, proxy, env_mirror, tmp_path
 ):
-    from verifiers.v1.utils.trace_store import write_episode
-
     from evalpack.environments import scoring
-    from evalpack.environments.summary import summarize_run
+    from evalpack.environments.prefix_check import PrefixRefused
     from evalpack.environments.taskset import completion, load_environment
     from evalpack.models.served import ServedRequestError
 
@@ -177,26 +175,16 @@ def test_the_environment_sends_what_lm_eval_sends_and_rewards_as_it_scores(
     proxy["bodies"].clear()
 
     env = load_environment(name, subtasks=subtasks, limit=limit, metadata=metadata)
+    if name in PREFIXED:  # refused before any rollout, in one line (prefix_check)
+        with pytest.raises(PrefixRefused, match="refuses continue_final_message"):
+            run_rollouts(env, proxy)
+        # nothing but the one question (asked once per process and server) was sent
+        assert all(b["max_tokens"] == 1 and b["continue_final_message"] for b in proxy["bodies"])
+        return
     episodes = run_rollouts(env, proxy)
     assert lm_eval_sent and sent(proxy["bodies"]) == lm_eval_sent
     assert all(b["max_tokens"] == MAX_TOKENS for b in proxy["bodies"])
     traces = [trace for episode in episodes for trace in episode.traces]
-    if name in PREFIXED:  # the server's refusal ends each rollout, recorded on its trace
-        assert all(not episode.ok for episode in episodes)
-        for trace in traces:  # the interception keeps the server's own diagnostic
-            assert trace.last_error.status_code == 422
-            assert "continue_final_message" in trace.last_error.message
-        # as a vf-eval run stores them, then summarized: failures are counted, never scored
-        run = tmp_path / "run"
-        run.mkdir()
-        for episode in episodes:
-            write_episode(run, episode)
-        summary = summarize_run(run)
-        assert summary == {
-            task: {"errored": float(sum(t.task.data.task == task for t in traces))}
-            for task in names
-        }
-        return
     assert all(episode.ok for episode in episodes)
 
     # the rollouts' completions replayed through lm-eval: its per-sample primary metric

@@ -123,9 +123,16 @@ class Stub(LocalServer):
         record["end"] = time.monotonic()
 
     def body(self, path: str, text: str) -> dict:
-        if path == "/v1/chat/completions":
+        if path == "/v1/chat/completions":  # with the fields an OpenAI client requires
             message = {"role": "assistant", "content": text}
-            return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+            choices = [{"index": 0, "message": message, "finish_reason": "stop"}]
+            return {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": choices,
+            }
         if path == "/v1/completions":
             return {"choices": [{"index": 0, "text": text, "finish_reason": "stop"}]}
         if path == "/generate":

@@ -34,6 +34,8 @@ DATA_DIR_ENV = "EVALPACK_DATA_DIR"
 class DataError(ValueError):
     """Data that is missing or malformed, with the place that was wrong."""
 
+    one_line = True  # uncaught, its message alone (`quiet`: a plain lm_eval run)
+
 
 def hub_dir(path: str) -> str:
     return path.replace("/", "__")

@@ -1,6 +1,6 @@
 """What a plain `lm_eval --include_path <checkout>/tasks` run prints about the pack's tasks: as
 under the `evalpack` command, progress and one line per problem. Installed when lm-eval imports
-the pack's task hooks (`evalpack.tasks`), before any task is built:
+the pack's task hooks (`evalpack.hooks`), before any task is built:
 
 * lm-eval's "Custom kwargs can be passed to `--metadata`" note, logged for every task with a
   `custom_dataset` (all of the pack's), is dropped: the pack's loaders read their settings from
@@ -8,8 +8,8 @@ the pack's task hooks (`evalpack.tasks`), before any task is built:
 * lm-eval's `git describe` for the results file runs without git's "fatal: not a git
   repository" when the run is not inside one.
 * A `DataError` (a dataset neither in `EVALPACK_DATA_DIR` nor reachable on the hub, a malformed
-  row) that ends the run is its one line, not lm-eval's traceback; `EVALPACK_TRACEBACK=1` shows
-  the traceback.
+  row) that ends the run is its one line, not lm-eval's traceback (so is any error whose class
+  says `one_line = True`); `EVALPACK_TRACEBACK=1` shows the traceback.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-
-from .data import DataError
 
 CUSTOM_KWARGS_NOTE = "Custom kwargs can be passed"
 TRACEBACK_ENV = "EVALPACK_TRACEBACK"
@@ -30,10 +28,11 @@ class _DropCustomKwargsNote(logging.Filter):
 
 
 def _one_line(previous):
-    """An excepthook that prints a `DataError` as its message and hands anything else on."""
+    """An excepthook that prints an error of a class marked `one_line` (`DataError`, the
+    environments' `PrefixRefused`) as its message and hands anything else on."""
 
     def hook(kind, error, traceback) -> None:
-        if issubclass(kind, DataError) and not os.environ.get(TRACEBACK_ENV):
+        if getattr(kind, "one_line", False) and not os.environ.get(TRACEBACK_ENV):
             print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
             return
         previous(kind, error, traceback)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import dataclass, field
 
+from ..core.data import DATA_DIR_ENV
 from ..core.resources import tasks_dir
 from ..models.requests import render_messages, stop_strings
 
@@ -42,8 +44,9 @@ def _metadata_key(metadata: dict | None) -> str:
 
 
 @functools.cache
-def _loaded(name: str, metadata_key: str) -> dict:
-    """lm-eval's task objects for `name` (a task or a group), built once per process."""
+def _loaded(name: str, metadata_key: str, data_dir: str | None) -> dict:
+    """lm-eval's task objects for `name` (a task or a group), built once per process and data
+    folder (`data_dir`: `EVALPACK_DATA_DIR`, which the docs are read from)."""
     from lm_eval.tasks import TaskManager
 
     metadata = json.loads(metadata_key) or None
@@ -57,7 +60,7 @@ def _loaded(name: str, metadata_key: str) -> dict:
 
 def loaded(name: str, metadata: dict | None = None) -> dict:
     """lm-eval's `TaskManager.load` result for a task or group: `tasks`, `groups`."""
-    return _loaded(name, _metadata_key(metadata))
+    return _loaded(name, _metadata_key(metadata), os.environ.get(DATA_DIR_ENV))
 
 
 def lm_tasks(name: str, metadata: dict | None = None) -> dict:

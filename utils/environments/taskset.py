@@ -33,7 +33,7 @@ from ..core.text import cut_at_stops
 from ..models import budget
 from ..models.requests import continues_assistant
 from ..models.wire import CONTINUE_FIELDS, OPENAI_MAX_STOPS, sampling_options, stop_field
-from . import batching, scoring
+from . import batching, prefix_check, scoring
 from . import rows as rows_module
 
 DEFAULT_MAX_TOKENS = 256  # lm-eval's default max_gen_toks, for a task that sets none
@@ -232,6 +232,13 @@ class EvalpackEnvConfig(vf.EnvConfig):
 class EvalpackEnv(vf.Env[EvalpackEnvConfig]):
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
         await agents.agent.run(task)
+
+    async def run_slot(self, slot, ctx, *args, **kwargs):
+        """A rollout, after the one check that its server can continue the row's assistant
+        prefix, if it has one (`prefix_check`: else the run stops in one line)."""
+        harness = self.config.agent.harness or EvalpackHarnessConfig()  # None: the default
+        await prefix_check.check(slot.task.data, ctx, harness.server)
+        return await super().run_slot(slot, ctx, *args, **kwargs)
 
 
 def load_environment(
