@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SHARED_DATA := $(abspath ../shared/data)
-# The demo reads the full offline mirror when it exists, else the small sample the pack ships.
+# The demo reads the user's EVALPACK_DATA_DIR, else the offline mirror beside the checkout, when
+# it holds MATH; else the small sample the pack ships.
+SHARED_DATA := $(abspath $(or $(EVALPACK_DATA_DIR),../shared/data))
 DEMO_DATA := $(if $(wildcard $(SHARED_DATA)/EleutherAI__hendrycks_math),$(SHARED_DATA),$(abspath demo/data))
 DEMO_OUT := demo_output
 DEMO_BOARD := demo_leaderboard
