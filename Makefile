@@ -31,8 +31,12 @@ $(UV):
 	$(BIN)/pip install --quiet "uv==$(UV_VERSION)"
 	touch $@
 
+# editable_first: `import evalpack` finds the install even beside a checkout named evalpack
+EDITABLE_FIRST = $(BIN)/python -I utils/core/editable_first.py
+
 $(BIN)/.installed: pyproject.toml $(UV)
 	$(UV_INSTALL) --upgrade-package pip pip -e ".[dev]"
+	$(EDITABLE_FIRST)
 	touch $@
 
 demo: venv
@@ -60,6 +64,7 @@ $(BIN)/.test-extras: pyproject.toml $(UV)
 	extras=$$?; \
 	wait $$libs || { cat $(VENV)/bigcodebench-libs.log; exit 1; }; \
 	exit $$extras
+	$(EDITABLE_FIRST)
 	touch $(BIN)/.installed $@
 
 # The report test opens the HTML page in Debian's headless Chromium; without it that test skips.

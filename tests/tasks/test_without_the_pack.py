@@ -97,16 +97,15 @@ def test_every_task_file_stops_with_the_install_line(python, tmp_path):
     assert_each_hook_file_stops(outcome, HINT.format(python=python, repo=REPO))
 
 
-@pytest.mark.parametrize("installed", [True, False])
-def test_a_checkout_named_evalpack_where_python_starts(python, tmp_path, installed):
+def test_a_checkout_named_evalpack_where_python_starts(python, tmp_path):
     # git's default folder name: from the folder holding the clone, `import evalpack` finds the
-    # clone as a namespace package, before the install (`evalpack.tasks.<folder>` is then the
-    # YAML folder: an ImportError, not a ModuleNotFoundError)
+    # clone as a namespace package (`evalpack.tasks.<folder>` is then the YAML folder: an
+    # ImportError, not a ModuleNotFoundError). An editable install is found first where `make`
+    # set it up (tests/core/test_editable_first.py); here there is none.
     (tmp_path / "evalpack").symlink_to(REPO, target_is_directory=True)
-    interpreter = Path(sys.executable) if installed else python
-    outcome = load_every_task_file(interpreter, tmp_path)
+    outcome = load_every_task_file(python, tmp_path)
     line = (
-        f"these tasks need the evalpack package, which {interpreter} finds as the folder "
+        f"these tasks need the evalpack package, which {python} finds as the folder "
         f"{tmp_path / 'evalpack'} (a checkout named evalpack where Python started): "
         "run from another folder"
     )
