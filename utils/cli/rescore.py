@@ -125,13 +125,19 @@ def rescore(source: Path, output: Path, tasks: list[str] | None = None) -> list[
         relative = folder.relative_to(source) if folder.is_relative_to(source) else Path(".")
         start = time.monotonic()
         ok = rescore_results(results_file, output / relative)
-        log.info(
-            "[%d/%d] rescored %s in %.1f s", number, len(files), relative, time.monotonic() - start
-        )
-        if not ok:
+        seconds = time.monotonic() - start
+        if ok:
+            log.info("[%d/%d] rescored %s in %.1f s", number, len(files), relative, seconds)
+        else:
             pair_log = output / relative / PAIR_LOG
             log.error(
-                "rescoring %s FAILED: %s (log: %s)", results_file, reason_line(pair_log), pair_log
+                "[%d/%d] rescoring %s FAILED after %.1f s: %s (log: %s)",
+                number,
+                len(files),
+                relative,
+                seconds,
+                reason_line(pair_log),
+                pair_log,
             )
             failed.append(results_file)
     for description in [*source.rglob(CHECKPOINT_FILE), *source.glob(PLAN_FILE)]:

@@ -196,7 +196,9 @@ class Report(PackCommand):
         self._parser.add_argument(
             "dirs", nargs="+", help="lm-eval output or leaderboard dirs; NAME=DIR names a row"
         )
-        self._parser.add_argument("--output", default="report", help="where the report goes")
+        self._parser.add_argument(
+            "--output", default="report", help="the folder the report goes to (default: ./report)"
+        )
         self._parser.add_argument(
             "--reference",
             help="a published model of the tasks' YAML (default Tulu-3-8B-SFT; also "

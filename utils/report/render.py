@@ -19,6 +19,11 @@ LEGEND = (
     "row (published figures); the average is over the benchmarks the reference has "
     "(all when there is none), '-' for a checkpoint that lacks one of them."
 )
+LEGEND_UNREFERENCED = (  # no published figure for any benchmark of the report
+    "Percent; ± is lm-eval's stderr; no published figures for these benchmarks, so no Δ; "
+    "the average is over all of them, '-' for a checkpoint that lacks one."
+)
+REASON_WIDTH = 160  # a reason line is cut here: the pair's lm_eval.log has it in full
 
 
 def percent(value: float | None) -> str:
@@ -38,9 +43,11 @@ def score_text(score: dict | None, missing: str = "") -> str:
 
 
 def docs_text(score: dict | None) -> str:
+    """Docs scored / docs in the benchmark: the size its YAML declares where it does (a sample
+    in a mirror, the demo's 15 MATH problems, is 15/5000), else the docs of the data read."""
     if score is None or score.get("scored") is None:
         return "-"
-    return f"{score['scored']}/{score['total']}"
+    return f"{score['scored']}/{score.get('benchmark_docs') or score['total']}"
 
 
 def docs_table(report: dict) -> tuple[list[str], list[list[str]]]:
@@ -78,7 +85,8 @@ def baseline_table(report: dict) -> tuple[list[str], list[list[str]]]:
 
 def preamble(report: dict) -> list[str]:
     """What the numbers are, and what to read them with."""
-    lines = [LEGEND]
+    referenced = bool(report["reference"] and report["reference"]["scores"])
+    lines = [LEGEND if referenced else LEGEND_UNREFERENCED]
     partial = [
         row["checkpoint"]
         for row in report["rows"]
@@ -101,12 +109,20 @@ def preamble(report: dict) -> list[str]:
             "has a score): it is not the average over the whole suite."
         )
     lines += [
-        f"{row['checkpoint']} x {task}: {why}"
+        reason_line(f"{row['checkpoint']} x {task}: {why}")
         for row in report["rows"]
         for task, why in row.get("missing", {}).items()
         if why != "not run"
     ]
     return lines
+
+
+def reason_line(text: str) -> str:
+    """One line, cut at `REASON_WIDTH` (a server's JSON answer can be long)."""
+    text = " ".join(text.split())
+    if len(text) <= REASON_WIDTH:
+        return text
+    return text[: REASON_WIDTH - 1] + "… (in full in the pair's lm_eval.log)"
 
 
 def reference_text(reference: dict | None, task: str) -> str:

@@ -49,11 +49,11 @@ def described_name(results_file: Path, root: Path) -> str | None:
 
 def checkpoint_name(results_file: Path, root: Path, label: str | None) -> str:
     """A row's name: `LABEL/checkpoint` for a named leaderboard, `LABEL` for a named run,
-    else the checkpoint's own name, else the directory's."""
-    described = described_name(results_file, root)
+    else the checkpoint's own name, else the model's (lm-eval's `DIR/<model>/` folder)."""
+    described, folder = described_name(results_file, root), results_file.parent.resolve()
     if label:
         return f"{label}/{described}" if described else label
-    return described or root.resolve().name
+    return described or (folder if folder != root.resolve() else root.resolve()).name
 
 
 def split_source(source: str) -> tuple[str | None, Path]:
@@ -76,7 +76,7 @@ def collect(sources: list[str]) -> dict:
     for source in sources:
         label, root = split_source(source)
         files = results_files(root)
-        if not files:
+        if not files and board_plan(root) is None:  # a board whose pairs all failed: its plan
             raise FileNotFoundError(f"no lm-eval results_*.json under {root}")
         for results_file in files:  # oldest first, so newer results overwrite older ones
             name = checkpoint_name(results_file, root, label)
@@ -179,9 +179,8 @@ def docs_of(docs: dict, task: str) -> dict:
 
 
 def cell(ckpt: dict, column: dict, reference: dict | None) -> dict | None:
-    """One score: value and stderr as lm-eval reported them, delta in percentage points
-    against the reference, the docs scored and in total, and whether the delta compares like
-    with like (a run of every doc; a `--limit` run's is not comparable)."""
+    """One score: value and stderr as lm-eval reported them, delta in points against the
+    reference, the docs scored, read and in the benchmark, and whether the delta compares."""
     results, docs = ckpt["results"], docs_of(ckpt.get("docs", {}), column["task"])
     task_results = results.get(column["task"], {})
     key = f"{column['metric']},{column['filter']}"
@@ -200,6 +199,7 @@ def cell(ckpt: dict, column: dict, reference: dict | None) -> dict | None:
         "stderr": stderr if isinstance(stderr, (int, float)) else None,
         "delta": round(100 * value - ref["value"], 10) if usable else None,
         **docs,
+        "benchmark_docs": catalog.facts(column["task"]).get("docs"),
         "comparable": comparable(docs, catalog.facts(column["task"]).get("docs")),
     }
 
