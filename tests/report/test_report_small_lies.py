@@ -82,4 +82,4 @@ def test_a_run_that_fails_to_rescore_is_not_said_rescored(tmp_path, monkeypatch,
     assert len(failed) == 1
     lines = [r.getMessage() for r in caplog.records]
     assert not any("] rescored" in line for line in lines)
-    assert any(line.startswith("[1/1] rescoring ") and " FAILED after " in line for line in lines)
+    assert any(line.startswith("[1/1] rescoring ") and " FAILED: " in line for line in lines)

@@ -131,12 +131,12 @@ def rescore(source: Path, output: Path, tasks: list[str] | None = None) -> list[
         else:
             pair_log = output / relative / PAIR_LOG
             log.error(
-                "[%d/%d] rescoring %s FAILED after %.1f s: %s (log: %s)",
+                "[%d/%d] rescoring %s FAILED: %s (%.1f s; log: %s)",
                 number,
                 len(files),
-                relative,
-                seconds,
+                results_file,
                 reason_line(pair_log),
+                seconds,
                 pair_log,
             )
             failed.append(results_file)
