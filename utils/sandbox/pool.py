@@ -198,8 +198,11 @@ def _pin(uid: int) -> set[int]:
 
 
 # Each sandbox uid's lock file, in a folder of their own: machine-wide (every process on this
-# machine claims its uid there, whatever its TMPDIR), so at a fixed path.
+# machine claims its uid there, whatever its TMPDIR), so at a fixed path. Versions of the pack
+# before the folder held them loose in /tmp (LEGACY): while one of those still runs on the
+# machine, a uid it holds there is taken too (a transition; nothing creates those files now).
 LOCKS = "/tmp/evalpack-sandbox.locks"
+LEGACY = "/tmp/evalpack-sandbox-uid-{}.lock"
 
 
 def _lock_path(uid: int) -> str:
@@ -209,6 +212,8 @@ def _lock_path(uid: int) -> str:
 def _claim_uid() -> tuple[int, int]:
     os.makedirs(LOCKS, mode=0o700, exist_ok=True)
     for uid in range(UID_BASE, UID_BASE + UID_SLOTS):
+        if _taken(LEGACY.format(uid - UID_BASE)):
+            continue
         fd = os.open(_lock_path(uid), os.O_CREAT | os.O_RDWR, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -220,10 +225,22 @@ def _claim_uid() -> tuple[int, int]:
 
 def _held(uid: int) -> bool:
     """Whether a live slot (of any process on this machine) holds `uid`."""
+    return _taken(_lock_path(uid)) or _taken(LEGACY.format(uid - UID_BASE))
+
+
+def _taken(path: str) -> bool:
+    """Whether a live process holds the lock file at `path` (none there: no)."""
     try:
-        fd = os.open(_lock_path(uid), os.O_RDWR)
+        fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
         return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases the lock if we took it
+    return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
