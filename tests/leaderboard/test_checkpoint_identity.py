@@ -86,6 +86,7 @@ def test_the_split_between_identity_and_transport():
         "model": "hf",
         "model_args": {"pretrained": "x"},
         "gen_kwargs": None,
+        "process_output": None,
     }
     moved = {**ckpt, "model_args": {"pretrained": "x", "device": "cuda:1"}}
     assert identity.changes(ckpt, moved) == []
@@ -95,7 +96,8 @@ def test_the_split_between_identity_and_transport():
     ]
 
 
-def test_a_base_url_without_the_endpoint_path_cannot_run(servers, tmp_path):
+def test_a_base_url_without_the_endpoint_path_cannot_run(servers, tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALPACK_DATA_DIR", str(MATH_DATA))
     stub = servers[0]
     base = stub.url("/v1")
     ckpt = {"name": "sft", "model": "evalpack-chat", "model_args": {"base_url": base}}

@@ -70,7 +70,7 @@ def test_bigcodebench_without_its_libraries(monkeypatch, tmp_path):
     monkeypatch.setenv("EVALPACK_BIGCODEBENCH_LIBS", str(tmp_path / "no-libraries"))
     line = reason(REF, "bigcodebench_hard_tulu", tmp_path)
     assert line == bigcodebench.missing_libraries()
-    assert "python -m evalpack.tasks.bigcodebench_libs install" in line
+    assert "python -m evalpack.hooks.bigcodebench.libs install" in line
 
 
 def test_alpaca_eval_without_a_judge(monkeypatch, tmp_path):

@@ -99,9 +99,10 @@ def test_every_task_file_stops_with_the_install_line(python, tmp_path):
 
 def test_a_checkout_named_evalpack_where_python_starts(python, tmp_path):
     # git's default folder name: from the folder holding the clone, `import evalpack` finds the
-    # clone as a namespace package (`evalpack.tasks.<folder>` is then the YAML folder: an
-    # ImportError, not a ModuleNotFoundError). An editable install is found first where `make`
-    # set it up (tests/core/test_editable_first.py); here there is none.
+    # clone as a namespace package, whose submodules are missing (`evalpack.hooks`) or the
+    # wrong thing (`evalpack.tasks.<folder>`, a YAML folder: an ImportError, not a
+    # ModuleNotFoundError). An editable install is found first where `make` set it up
+    # (tests/core/test_editable_first.py); here there is none.
     (tmp_path / "evalpack").symlink_to(REPO, target_is_directory=True)
     outcome = load_every_task_file(python, tmp_path)
     line = (
