@@ -78,8 +78,14 @@ MAY_IMPORT = {
         "evalpack.execution",
         "evalpack.judges",
         "evalpack.core",
+        "evalpack.lmeval",
     },
-    "evalpack.environments": {"evalpack.scoring", "evalpack.models", "evalpack.core"},
+    "evalpack.environments": {
+        "evalpack.scoring",
+        "evalpack.models",
+        "evalpack.core",
+        "evalpack.lmeval",
+    },
     "evalpack.leaderboard": {
         "evalpack.models",
         "evalpack.judges",

@@ -1,7 +1,7 @@
 """A plain `lm_eval --include_path tasks` run of the pack's tasks (the pack installed): its
 stderr holds lm-eval's progress and one line per problem, as under `evalpack`. No repeated
 "Custom kwargs" note, no "overrides existing task" (no task of the pack takes a built-in's
-name), no traceback when the data is missing (`evalpack.core.quiet`)."""
+name), no traceback when the data is missing (`evalpack.lmeval.quiet`)."""
 
 import os
 import socket

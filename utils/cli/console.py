@@ -6,7 +6,7 @@
 * Ctrl-C is one line too: what was kept and what a rerun sends (`ServedInterrupted` says it).
 * lm-eval's warnings that mislead here are filtered: "Task 'X' overrides existing task" (an
   include path's task of a built-in's name; shown only when that task is requested), what a plain
-  `lm_eval` run of the pack's tasks drops too (`core.quiet`), and, for the
+  `lm_eval` run of the pack's tasks drops too (`lmeval.quiet`), and, for the
   pack's served backends, lm-eval's "Caching will not be performed" / "Cached requests: 0": those
   backends cache every sampled completion themselves (per doc, repeat and seed) in the same
   `--use_cache` database and log their own count.
@@ -20,8 +20,9 @@ import re
 
 import yaml
 
-from ..core import catalog, quiet
+from ..core import catalog
 from ..core.suggest import did_you_mean
+from ..lmeval import quiet
 
 TRACEBACK_ENV = "EVALPACK_TRACEBACK"
 VERBOSE_FLAG = "--verbose"

@@ -17,7 +17,7 @@ import weakref
 
 import httpx
 
-from ..core import quiet
+from ..lmeval import quiet
 from ..models.requests import continues_assistant
 from ..models.wire import CONTINUE_FIELDS
 
@@ -26,7 +26,7 @@ TIMEOUT = 30.0
 
 class PrefixRefused(RuntimeError):
     """Stops the run: `vf-eval` cancels the other rollouts, and the error reaches the console
-    as its one line (`core.quiet`), exit status 1."""
+    as its one line (`lmeval.quiet`), exit status 1."""
 
     one_line = True
 

@@ -7,8 +7,8 @@ generators share), `thinking_switch` (OLMES's `process_output` run setting on do
 AIME); `bigcodebench/` is a package of its own (it ships code into sandbox jobs).
 Hooks import `core`, `scoring`, `execution` and `judges` only. Importing them (lm-eval does,
 through each task folder's `hooks.py`) keeps lm-eval's notes about the pack's tasks quiet
-(`core.quiet`)."""
+(`lmeval.quiet`)."""
 
-from ..core import quiet
+from ..lmeval import quiet
 
 quiet.install()

@@ -48,9 +48,11 @@ def install() -> None:
         task_log.addFilter(_DropCustomKwargsNote())
     if not getattr(sys.excepthook, "evalpack_one_line", False):
         sys.excepthook = _one_line(sys.excepthook)
-    import lm_eval.evaluator
-
-    lm_eval.evaluator.get_git_commit_hash = quiet_git_hash
+    # patched where lm-eval is loaded (its run imports it before any task): importing the hooks
+    # elsewhere (a sandbox job's modules, with their own libraries) must not load lm-eval
+    evaluator = sys.modules.get("lm_eval.evaluator")
+    if evaluator is not None:
+        evaluator.get_git_commit_hash = quiet_git_hash
 
 
 def quiet_git_hash() -> str | None:
