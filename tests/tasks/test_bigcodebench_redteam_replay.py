@@ -1,0 +1,87 @@
+"""The replay trusts nothing the record says (issue 47, fourth red team): records written by
+hand, as a program that rewrites its own record can make them (test_what_remains' CLAIMS),
+each replayed to the genuine test and followed by an honest record, which passes.
+
+- Class 4: a record names only the links a mock has (its return value, its children, as
+  `mock_calls` names them), never another attribute, a dunder outside the magic methods, a
+  global or a builtin, and the replay calls nothing but the test's mocks: a record calling
+  `configure_mock` on the test's mock (making its return value equal anything) fails.
+- Class 7: the recording run's record is capped where the trusted side reads it, before its
+  body is received: a record over the cap leaves no record (the replay fails); an honest one
+  is kept."""
+
+import ast
+import os
+from unittest import mock
+
+import pytest
+
+from evalpack import execution
+from evalpack.tasks import bigcodebench
+from evalpack.tasks.bigcodebench_codec import descend, encode
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
+TEST = """
+import unittest
+from unittest import mock
+class TestCases(unittest.TestCase):
+    def test_logged(self):
+        log = mock.MagicMock()
+        result = task_func(2, log)
+        log.info.assert_called_once_with("done")
+        self.assertEqual(log.info.return_value, result)
+"""
+DOC = {"test": TEST, "timeout": 10.0, "code_prompt": "def task_func(x, log):\n"}
+HONEST = "def task_func(x, log):\n    return log.info('done')\n"
+
+
+def test_a_record_names_only_the_links_a_mock_has():
+    log = mock.MagicMock()
+    log.configured.return_value = 5
+    for path in ("info", "info().json", "()", "__enter__", "configured"):
+        assert mock._is_instance_mock(descend(log, path)), path
+    assert descend(log, "info().json") is log.info.return_value.json
+    hostile = [
+        "configure_mock",  # what configures a mock, not a mock
+        "configure_mock.__builtins__",
+        "assert_called_once_with",
+        "return_value",  # (a property of the class: "()" is the link)
+        "side_effect",
+        "_mock_parent",
+        "__class__",
+        "__dict__",
+        "__init__",
+        "info.__globals__",
+        "configured().bit_length",  # past the mocks: the test's own value
+    ]
+    for path in hostile:
+        assert descend(log, path) is None, path
+    assert descend(mock.Mock(), "__eq__") is None  # (no magic methods on a plain Mock)
+
+
+def recorded(program):
+    """The recording run of `program` on DOC: its record, as a dict."""
+    (verdict,) = execution.run_jobs([bigcodebench.job(DOC, program, "", answerless=True)])
+    assert type(verdict.kept) is str, verdict.reason
+    return ast.literal_eval(verdict.kept)
+
+
+def replayed(records):
+    jobs = [bigcodebench.replay_job(DOC, repr(record)) for record in records]
+    return execution.run_jobs(jobs)
+
+
+@needs_root
+def test_a_record_cannot_configure_the_tests_mocks():
+    honest = recorded(HONEST)
+    forged = ast.literal_eval(repr(honest))
+    entry = forged["calls"][0]
+    entry["value"] = encode([0, []])  # a wrong answer, made equal by the mock's own __eq__
+    configure = ["configure_mock", [], {"info.return_value.__eq__.return_value": True}]
+    entry["mocks"][0].append(encode(configure))
+    reach = ["configure_mock.__builtins__.update", [{"abs": 0}], {}]  # and past the mock
+    entry["mocks"][0].append(encode(reach))
+    attack, after = replayed([forged, honest])
+    assert not attack.passed, "a record configured the test's mock"
+    assert "1 of 1 tests failed" in attack.reason, attack.reason
+    assert after.passed, after.reason
