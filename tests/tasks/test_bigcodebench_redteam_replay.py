@@ -11,13 +11,14 @@ each replayed to the genuine test and followed by an honest record, which passes
   is kept."""
 
 import ast
+import dataclasses
 import os
 from unittest import mock
 
 import pytest
 
 from evalpack import execution
-from evalpack.tasks import bigcodebench
+from evalpack.tasks import bigcodebench, bigcodebench_rounds
 from evalpack.tasks.bigcodebench_codec import descend, encode
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
@@ -85,3 +86,44 @@ def test_a_record_cannot_configure_the_tests_mocks():
     assert not attack.passed, "a record configured the test's mock"
     assert "1 of 1 tests failed" in attack.reason, attack.reason
     assert after.passed, after.reason
+
+
+# A recording run whose candidate owns its interpreter (as raw memory lets it: test_what_remains)
+# and answers for the runner with a report whose record is twice the runner's cap
+OVERSIZED = (
+    "def run_bigcodebench(*args):\n"
+    "    return {'tests': {}, 'failures': [], 'error': '', 'made': '', 'mac': '',\n"
+    "            'record': 'x' * (32 << 20)}\n"
+)
+
+
+@needs_root
+def test_an_oversized_record_is_refused_before_it_is_read():
+    honest = bigcodebench.job(DOC, HONEST, "", answerless=True)
+    attack = dataclasses.replace(honest, program=OVERSIZED)
+    refused, after = execution.run_jobs([attack, honest])
+    assert refused.kept is None, "a record over the cap reached the caller"
+    assert f"exceeds {bigcodebench_rounds.RECORD_LIMIT}" in refused.reason, refused.reason
+    assert type(after.kept) is str and "'info'" in after.kept, after.reason
+
+
+def test_replays_are_built_as_they_run(monkeypatch):
+    """At most ROUND records held, and replay jobs built per batch of BATCH_BYTES of records."""
+    batches, alive = [], []
+    record = "r" * (bigcodebench_rounds.BATCH_BYTES // 3)
+
+    def run_jobs(jobs):
+        batches.append([job[0] for job in jobs])
+        alive.append(len(jobs))
+        kept = [record if kind == "record" else None for kind, _ in jobs]
+        return [execution.Verdict(True, "passed", "", 0.0, kept=k) for k in kept]
+
+    monkeypatch.setattr(bigcodebench_rounds.execution, "run_jobs", run_jobs)
+    count = bigcodebench_rounds.ROUND + 5
+    verdicts = bigcodebench_rounds.replayed(
+        list(range(count)), lambda i: ("record", i), lambda i, text: ("replay", i)
+    )
+    assert sorted(verdicts) == list(range(count))
+    assert [set(b) for b in batches[:4]] == [{"record"}, {"replay"}, {"replay"}, {"replay"}]
+    assert max(alive) == bigcodebench_rounds.ROUND
+    assert all(n <= 3 for b, n in zip(batches, alive) if b[0] == "replay")
