@@ -8,7 +8,9 @@ each replayed to the genuine test and followed by an honest record, which passes
   `configure_mock` on the test's mock (making its return value equal anything) fails.
 - Class 7: the recording run's record is capped where the trusted side reads it, before its
   body is received: a record over the cap leaves no record (the replay fails); an honest one
-  is kept."""
+  is kept; replays are recorded and built in rounds.
+- Class 5: a test that loads program-written data as code (a pickle) is not replayed: the
+  record's pickle would run in the replay."""
 
 import ast
 import dataclasses
@@ -20,6 +22,7 @@ import pytest
 from evalpack import execution
 from evalpack.tasks import bigcodebench, bigcodebench_rounds
 from evalpack.tasks.bigcodebench_codec import descend, encode
+from evalpack.tasks.bigcodebench_unsafe import code_loading
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 TEST = """
@@ -127,3 +130,64 @@ def test_replays_are_built_as_they_run(monkeypatch):
     assert [set(b) for b in batches[:4]] == [{"record"}, {"replay"}, {"replay"}, {"replay"}]
     assert max(alive) == bigcodebench_rounds.ROUND
     assert all(n <= 3 for b, n in zip(batches, alive) if b[0] == "replay")
+
+
+# Class 5: a test that loads a pickle the program writes (as BigCodeBench/832 does)
+PICKLE_TEST = """
+import pickle
+import unittest
+class TestCases(unittest.TestCase):
+    def test_sum(self):
+        path = task_func([1, 2, 3], "out.pkl")
+        with open(path, "rb") as handle:
+            total = pickle.load(handle)
+        self.assertEqual(total, 6)
+"""
+PICKLE_DOC = {"test": PICKLE_TEST, "timeout": 10.0, "code_prompt": "def task_func(x, path):\n"}
+# answers 0, and its pickle, once loaded by the replay's test, makes assertEqual print
+PICKLER = (
+    "import os, pickle, unittest\n"
+    "class Rigged:\n"
+    "    def __reduce__(self):\n"
+    "        return (setattr, (unittest.TestCase, 'assertEqual', print))\n"
+    "def task_func(x, path):\n"
+    "    with open(path, 'wb') as handle:\n"
+    "        handle.write(pickle.dumps(Rigged()))\n"
+    "    return os.path.abspath(path)\n"
+)
+
+
+@needs_root
+def test_a_test_loading_the_programs_pickle_is_not_replayed():
+    passed = execution.Verdict(True, "passed", "", 0.0)  # (as the first run could be forged)
+    docs, programs = [PICKLE_DOC, DOC], [PICKLER, HONEST]
+    attack, after = bigcodebench.replay_verdicts([passed, passed], docs, programs, "")
+    assert not attack.passed, "a pickle the program wrote ran in the replay"
+    assert "not replayable: the test runs data the program wrote as code" in attack.reason
+    assert "pickle.load (line 8)" in attack.reason, attack.reason
+    assert after.passed, after.reason
+
+
+def test_code_loading_is_found_through_the_tests_imports():
+    loading = {
+        "import pickle as pk\npk.loads(b)": "pickle.loads (line 2)",
+        "from joblib import load as jl\njl('m.joblib')": "joblib.load (line 2)",
+        "import numpy as np\nnp.load('a.npy', allow_pickle=True)": "numpy.load (line 2)",
+        "import yaml\nyaml.load(text)": "yaml.load (line 2)",
+        "import pandas as pd\npd.read_pickle('f')": "pandas.read_pickle (line 2)",
+        "eval(open('expr.txt').read())": "eval (line 1)",
+        "import importlib\nimportlib.import_module('written')": "importlib.import_module (line 2)",
+        "import sys, os\nsys.path.insert(0, os.getcwd())": "sys.path.insert (line 2)",
+        "import sys\nsys.path.append('/tmp/x')": "sys.path.append (line 2)",
+    }
+    for test, found in loading.items():
+        assert code_loading(test) == found, test
+    safe = [
+        "import numpy as np\nnp.load('a.npy')",
+        "import numpy as np\nnp.load('a.npy', allow_pickle=False)",
+        "import yaml\nyaml.load(text, Loader=yaml.SafeLoader)\nyaml.safe_load(text)",
+        "import json\njson.load(open('f'))",
+        "import sys\nsys.path.append('/mnt/data')",  # (a fixed folder the program cannot write)
+    ]
+    for test in safe:
+        assert code_loading(test) == "", test

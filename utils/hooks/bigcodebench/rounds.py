@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ... import execution
+from .unsafe import NotReplayable
 
 # bytes of the recording run's report: its record (the runner's MAX_RECORD_BYTES) and the rest
 RECORD_LIMIT = 17 * 1024 * 1024
@@ -37,6 +38,8 @@ def _round(indices, recording_job, replay_job) -> dict[int, execution.Verdict]:
     for i in indices:
         try:
             jobs[i] = recording_job(i)
+        except NotReplayable as exc:
+            verdicts[i] = _error(f"not replayable: {exc}")
         except Exception as exc:  # noqa: BLE001 (a test the rewrite cannot take: this replay fails)
             why = f"the test could not be made answerless: {type(exc).__name__}: {exc}"
             verdicts[i] = _error(why)

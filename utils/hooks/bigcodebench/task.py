@@ -32,7 +32,7 @@ from ...scoring.code_sanitize import sanitize
 from ...scoring.sampling_metrics import pass_at_k
 from . import answerless as answerless_test
 from . import libs as bigcodebench_libs
-from . import rounds
+from . import rounds, unsafe
 from . import sources
 
 INSTRUCTION = (
@@ -119,6 +119,8 @@ def job(doc: dict, program: str, libs: str = "", answerless: bool = False) -> ex
     `answerless`, the recording run of `pass_at_1_replayed`: the test without its answers
     (`answerless`), and what the program did comes back as `Verdict.kept`."""
     names, imports = test_plan(doc["test"])
+    if answerless:  # (a replay of a test that runs the program's files as code: none)
+        unsafe.check(doc["test"])
     test = answerless_test.answerless(doc["test"]) if answerless else doc["test"]
     call = (
         f"{ENTRY_POINT}({test!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r}, "
