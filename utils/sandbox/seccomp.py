@@ -122,6 +122,51 @@ FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet socke
 FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
+# Refused to candidates only: a second filter each candidate installs on itself at the end of
+# its set-up (`build_candidate`; the zygote needs `pidfd_open` for every job). Each call here
+# either only exposes a host-wide counter that jobs both move and read, changes how the job is
+# scheduled, or keeps per-inode state shared with other jobs and the host.
+CANDIDATE_DENIED: dict[str, tuple[tuple[str, ...], int, str]] = {
+    "host-wide counters": (
+        ("memfd_create", "pidfd_open"),
+        errno.ENOSYS,
+        (
+            "a memfd's inode number and a pidfd's are host-wide counters one job moves and the "
+            "next reads (programs fall back: a file in /tmp, waitpid)"
+        ),
+    ),
+    "scheduling": (
+        (
+            "sched_setscheduler",
+            "sched_setparam",
+            "sched_setattr",
+            "sched_setaffinity",
+            "setpriority",
+            "ioprio_set",
+        ),
+        errno.EPERM,
+        (
+            "a job at SCHED_IDLE or a low priority waits for the CPU, which the wall-clock "
+            "backstop does not count: the job's class, priority and CPUs are the slot's"
+        ),
+    ),
+    "file notifications": (
+        ("inotify_init", "inotify_init1"),
+        errno.ENOSYS,
+        "watching files shared with other jobs (the view, the installation) shows what they open",
+    ),
+}
+# Advisory locks taken by candidates are ignored (the call succeeds and locks nothing): a lock
+# on a file every job can read (the view, the installation) is state another job or the host
+# sees (flock, POSIX and open-file-description locks); a job's own files are its alone.
+# Directory notifications (dnotify) are refused, as inotify.
+IGNORED_LOCKS = (6, 7, 37, 38)  # fcntl F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+F_NOTIFY = 1026
+CLONE_PIDFD = 0x1000
+# socket options that show host-wide counters: a socket's and a network namespace's cookie,
+# and a peer's pidfd (whose inode number counts every process the host made)
+SOL_SOCKET, SO_COOKIE, SO_PASSPIDFD, SO_NETNS_COOKIE, SO_PEERPIDFD = 1, 57, 76, 71, 77
+
 
 def _binding():
     try:
@@ -162,6 +207,32 @@ def build(families: tuple[int, ...]) -> bytes:
         for family in range(FAMILY_RANGE):
             if family not in families:
                 _add(flt, refuse, call, sc.Arg(0, sc.EQ, family))
+    return _exported(flt)
+
+
+def build_candidate() -> bytes:
+    """The candidates' own filter (CANDIDATE_DENIED, IGNORED_LOCKS and the rest above)."""
+    sc = _binding()
+    flt = sc.SyscallFilter(sc.ALLOW)
+    flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+    for names, error, _reason in CANDIDATE_DENIED.values():
+        for name in names:
+            _add(flt, sc.ERRNO(error), name)
+    _add(flt, sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_PIDFD, CLONE_PIDFD))
+    _add(flt, sc.ERRNO(0), "flock")
+    for command in IGNORED_LOCKS:
+        _add(flt, sc.ERRNO(0), "fcntl", sc.Arg(1, sc.EQ, command))
+    _add(flt, sc.ERRNO(errno.EPERM), "fcntl", sc.Arg(1, sc.EQ, F_NOTIFY))
+    for call, option in [
+        *(("getsockopt", option) for option in (SO_COOKIE, SO_NETNS_COOKIE, SO_PEERPIDFD)),
+        ("setsockopt", SO_PASSPIDFD),
+    ]:
+        level, name = sc.Arg(1, sc.EQ, SOL_SOCKET), sc.Arg(2, sc.EQ, option)
+        _add(flt, sc.ERRNO(errno.ENOPROTOOPT), call, level, name)
+    return _exported(flt)
+
+
+def _exported(flt) -> bytes:
     program = os.memfd_create("seccomp-bpf")
     try:
         flt.export_bpf(_Descriptor(program))
@@ -174,7 +245,15 @@ def _add(flt, action: int, name: str, *args) -> None:
     try:
         flt.add_rule(action, name, *args)
     except (OSError, ValueError):  # a call this architecture does not have
-        if name in ("uselib", "iopl", "ioperm", "vhangup", "cachestat", "fadvise64_64"):
+        if name in (
+            "uselib",
+            "iopl",
+            "ioperm",
+            "vhangup",
+            "cachestat",
+            "fadvise64_64",
+            "inotify_init",
+        ):
             return
         raise
 

@@ -82,6 +82,7 @@ class State:
 
     def __init__(self, full: bool, bpf: bytes | None, group: cgroups.SlotGroup | None):
         self.full, self.bpf, self.group = full, bpf, group
+        self.candidate_bpf = seccomp.build_candidate() if bpf else None  # (`seccomp`)
         self.prelude_ran = False  # then it shows itself the whole installation: serves only
         #                           full-runtime jobs
 
@@ -190,6 +191,8 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict, stat
         _close_socket_layer()
     rootfs.check(rootfs.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
     _limit_resources(request["cpu_seconds"])
+    if state.candidate_bpf:
+        seccomp.install(state.candidate_bpf)  # the calls refused to candidates only
 
 
 def _serve_candidate(channel: socket.socket, request: dict) -> None:
