@@ -84,18 +84,17 @@ def descend(mock, path, stop=()):
 
 
 def child(mock, part):
-    """`mock`'s return value ("()") or its child named `part` (as `mock_calls` names them: a
-    public name or a magic method a MagicMock supports), a mock whose parent is `mock`; None
-    for anything else: no attribute of the mock's class (`configure_mock`, `assert_*`,
-    `side_effect`), no private name or other dunder, nothing that is not a mock."""
+    """`mock`'s return value ("()") or its child `part` (a public name or a MagicMock's magic
+    method), a mock whose parent is `mock`; else None: never an attribute of the mock's class
+    (`configure_mock`, `assert_*`), a private name, another dunder, or what is not a mock."""
     if not is_mock(mock):
         return None
     if part == "()":
         found = mock.return_value
         return found if is_mock(found) else None
-    magics = getattr(sys.modules["unittest.mock"], "_all_magics", frozenset())
-    if part in magics:
-        if not isinstance(mock, sys.modules["unittest.mock"].MagicMixin):
+    library = sys.modules["unittest.mock"]
+    if part in library._all_magics:
+        if not isinstance(mock, library.MagicMixin):
             return None
     elif not part.isidentifier() or part.startswith("_") or hasattr(type(mock), part):
         return None
@@ -103,9 +102,8 @@ def child(mock, part):
         found = getattr(mock, part)  # (a child: made by the mock's own __getattr__)
     except AttributeError:  # (a spec without it)
         return None
-    if not is_mock(found) or found._mock_new_parent is not mock:
-        return None
-    return found if found._mock_new_name == part else None
+    linked = is_mock(found) and found._mock_new_parent is mock
+    return found if linked and found._mock_new_name == part else None
 
 
 def callable_mock(value):
