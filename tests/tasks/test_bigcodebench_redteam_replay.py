@@ -20,9 +20,10 @@ from unittest import mock
 import pytest
 
 from evalpack import execution
-from evalpack.tasks import bigcodebench, bigcodebench_rounds
-from evalpack.tasks.bigcodebench_codec import descend, encode
-from evalpack.tasks.bigcodebench_unsafe import code_loading
+from evalpack.hooks.bigcodebench import rounds
+from evalpack.hooks.bigcodebench import task as bigcodebench
+from evalpack.hooks.bigcodebench.job.codec import descend, encode
+from evalpack.hooks.bigcodebench.unsafe import code_loading
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="full isolation needs root")
 TEST = """
@@ -106,14 +107,14 @@ def test_an_oversized_record_is_refused_before_it_is_read():
     attack = dataclasses.replace(honest, program=OVERSIZED)
     refused, after = execution.run_jobs([attack, honest])
     assert refused.kept is None, "a record over the cap reached the caller"
-    assert f"exceeds {bigcodebench_rounds.RECORD_LIMIT}" in refused.reason, refused.reason
+    assert f"exceeds {rounds.RECORD_LIMIT}" in refused.reason, refused.reason
     assert type(after.kept) is str and "'info'" in after.kept, after.reason
 
 
 def test_replays_are_built_as_they_run(monkeypatch):
     """At most ROUND records held, and replay jobs built per batch of BATCH_BYTES of records."""
     batches, alive = [], []
-    record = "r" * (bigcodebench_rounds.BATCH_BYTES // 3)
+    record = "r" * (rounds.BATCH_BYTES // 3)
 
     def run_jobs(jobs):
         batches.append([job[0] for job in jobs])
@@ -121,14 +122,14 @@ def test_replays_are_built_as_they_run(monkeypatch):
         kept = [record if kind == "record" else None for kind, _ in jobs]
         return [execution.Verdict(True, "passed", "", 0.0, kept=k) for k in kept]
 
-    monkeypatch.setattr(bigcodebench_rounds.execution, "run_jobs", run_jobs)
-    count = bigcodebench_rounds.ROUND + 5
-    verdicts = bigcodebench_rounds.replayed(
+    monkeypatch.setattr(rounds.execution, "run_jobs", run_jobs)
+    count = rounds.ROUND + 5
+    verdicts = rounds.replayed(
         list(range(count)), lambda i: ("record", i), lambda i, text: ("replay", i)
     )
     assert sorted(verdicts) == list(range(count))
     assert [set(b) for b in batches[:4]] == [{"record"}, {"replay"}, {"replay"}, {"replay"}]
-    assert max(alive) == bigcodebench_rounds.ROUND
+    assert max(alive) == rounds.ROUND
     assert all(n <= 3 for b, n in zip(batches, alive) if b[0] == "replay")
 
 

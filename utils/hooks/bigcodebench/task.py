@@ -32,8 +32,7 @@ from ...scoring.code_sanitize import sanitize
 from ...scoring.sampling_metrics import pass_at_k
 from . import answerless as answerless_test
 from . import libs as bigcodebench_libs
-from . import rounds, unsafe
-from . import sources
+from . import rounds, sources, unsafe
 
 INSTRUCTION = (
     "Please provide a self-contained Python script that solves the following problem "

@@ -1,6 +1,6 @@
 """BigCodeBench tests that run data the program wrote as code: never replayed.
 
-The replay (`bigcodebench_replay`) puts back the files the record says the program left, and
+The replay (`replay.run`) puts back the files the record says the program left, and
 the genuine test then reads them. A test that deserialises such a file with a loader that can
 run code (a pickle: its `__reduce__` calls anything, e.g. `unittest.TestCase.assertEqual =
 print`), evaluates or imports it, would run what the record chose inside the replay: its
