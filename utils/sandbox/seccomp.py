@@ -122,17 +122,18 @@ FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet socke
 FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
-# Refused to candidates only: a second filter each candidate installs on itself at the end of
-# its set-up (`build_candidate`; the zygote needs `pidfd_open` for every job). Each call here
-# either only exposes a host-wide counter that jobs both move and read, changes how the job is
-# scheduled, or keeps per-inode state shared with other jobs and the host.
-CANDIDATE_DENIED: dict[str, tuple[tuple[str, ...], int, str]] = {
+# Issue 47's calls: each either only exposes a host-wide counter that jobs both move and read,
+# changes how the job is scheduled, or keeps per-inode state shared with other jobs and the
+# host. (The zygote, which makes none of these calls after set-up, gets each candidate's pidfd
+# from the clone that makes it: CLONE_PIDFD is allowed with a new PID namespace only, which a
+# candidate cannot make; without namespaces it calls `pidfd_open`, then allowed.)
+COUNTER_DENIED: dict[str, tuple[tuple[str, ...], int, str]] = {
     "host-wide counters": (
-        ("memfd_create", "pidfd_open"),
+        ("memfd_create",),
         errno.ENOSYS,
         (
-            "a memfd's inode number and a pidfd's are host-wide counters one job moves and the "
-            "next reads (programs fall back: a file in /tmp, waitpid)"
+            "a memfd's inode number and a pidfd's (`pidfd_open`, below) are host-wide counters "
+            "one job moves and the next reads (programs fall back: a file in /tmp, waitpid)"
         ),
     ),
     "scheduling": (
@@ -162,7 +163,7 @@ CANDIDATE_DENIED: dict[str, tuple[tuple[str, ...], int, str]] = {
 # Directory notifications (dnotify) are refused, as inotify.
 IGNORED_LOCKS = (6, 7, 37, 38)  # fcntl F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
 F_NOTIFY = 1026
-CLONE_PIDFD = 0x1000
+CLONE_PIDFD, NEW_PID = 0x1000, 0x20000000
 # socket options that show host-wide counters: a socket's and a network namespace's cookie,
 # and a peer's pidfd (whose inode number counts every process the host made)
 SOL_SOCKET, SO_COOKIE, SO_PASSPIDFD, SO_NETNS_COOKIE, SO_PEERPIDFD = 1, 57, 76, 71, 77
@@ -180,8 +181,9 @@ def available() -> bool:
     return _binding() is not None
 
 
-def build(families: tuple[int, ...]) -> bytes:
-    """The compiled filter (BPF instructions) allowing new sockets of `families` only."""
+def build(families: tuple[int, ...], zygote_clones: bool = False) -> bytes:
+    """The compiled filter (BPF instructions) allowing new sockets of `families` only;
+    `pidfd_open` refused too where the zygote clones candidates (`zygote_clones`)."""
     sc = _binding()
     deny = sc.ERRNO(errno.EPERM)
     flt = sc.SyscallFilter(sc.ALLOW)
@@ -207,18 +209,20 @@ def build(families: tuple[int, ...]) -> bytes:
         for family in range(FAMILY_RANGE):
             if family not in families:
                 _add(flt, refuse, call, sc.Arg(0, sc.EQ, family))
+    _add_counters_and_locks(sc, flt, zygote_clones)
     return _exported(flt)
 
 
-def build_candidate() -> bytes:
-    """The candidates' own filter (CANDIDATE_DENIED, IGNORED_LOCKS and the rest above)."""
-    sc = _binding()
-    flt = sc.SyscallFilter(sc.ALLOW)
-    flt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
-    for names, error, _reason in CANDIDATE_DENIED.values():
+def _add_counters_and_locks(sc, flt, zygote_clones: bool) -> None:
+    """COUNTER_DENIED, CLONE_PIDFD without a new PID namespace, the socket options, the locks
+    (ignored) and dnotify."""
+    for names, error, _reason in COUNTER_DENIED.values():
         for name in names:
             _add(flt, sc.ERRNO(error), name)
-    _add(flt, sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_PIDFD, CLONE_PIDFD))
+    if zygote_clones:
+        _add(flt, sc.ERRNO(errno.ENOSYS), "pidfd_open")
+    mask = CLONE_PIDFD | NEW_PID
+    _add(flt, sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, mask, CLONE_PIDFD))
     _add(flt, sc.ERRNO(0), "flock")
     for command in IGNORED_LOCKS:
         _add(flt, sc.ERRNO(0), "fcntl", sc.Arg(1, sc.EQ, command))
@@ -229,7 +233,6 @@ def build_candidate() -> bytes:
     ]:
         level, name = sc.Arg(1, sc.EQ, SOL_SOCKET), sc.Arg(2, sc.EQ, option)
         _add(flt, sc.ERRNO(errno.ENOPROTOOPT), call, level, name)
-    return _exported(flt)
 
 
 def _exported(flt) -> bytes:
