@@ -13,7 +13,9 @@ import pytest
 
 from evalpack.sandbox.budget import Budget
 
-SLOT = SimpleNamespace(cpu_clock=lambda: 0.0, worker_in_group=True)  # no CPU time counted
+SLOT = SimpleNamespace(  # no CPU time counted, no group
+    cpu_clock=lambda: 0.0, worker_in_group=True, group=None, zygote=SimpleNamespace(pid=0)
+)
 SPIN = "while True: pass"
 SLEEP = "import time; time.sleep(600)"
 

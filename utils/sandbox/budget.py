@@ -3,19 +3,22 @@ outside the group) against the job's limit, with a wall-clock backstop; without 
 time. Memoized results (see `memo`) are charged the time their first computation took.
 
 The backstop is for jobs that wait instead of computing (a sleep, a blocked read). Time the
-job's candidate and its trusted worker spent runnable but waiting for a CPU (the kernel's
-schedstat) does not count towards it: on a loaded machine an honest job that computes is
-judged by its CPU time alone, whatever else the machine runs. A candidate cannot make that
-time grow without the machine's load: its own processes share one core and their CPU time
-counts against the limit.
+job's threads spent runnable but waiting for a CPU (the kernel's schedstat: every thread of
+every process in the slot's group, and the trusted worker's) does not count towards it: on a
+loaded machine an honest job that computes is judged by its CPU time alone, whatever else the
+machine runs, in whichever thread it computes. A candidate cannot make that time grow without
+the machine's load: its own threads share one core, whose time counts against the limit, and
+it cannot lower its own scheduling class or priority (seccomp). A thread that ended before
+the backstop is read no longer counts (the count errs towards the limit).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
-from . import pool
+from . import cgroups, pool
 from .limits import WALL_EXTRA, WALL_FACTOR
 
 CPU_SLACK = 0.15  # seconds a group may run ahead of its one-core quota (one CFS period, and more)
@@ -41,9 +44,13 @@ class Budget:
         self.cores = 1 if slot.worker_in_group else 2
         self.start = time.monotonic()
         self.charged = 0.0  # seconds charged for memoized results (`charge`)
-        # schedstat file -> its wait at the start: this thread now, its candidate once forked
-        worker = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+        # schedstat file -> its wait at the start: this thread now; the candidate's main
+        # thread once forked, or, where the slot has a group, every thread that is in it when
+        # the waits are read, but the zygote's (`cpu_waits`)
+        worker = _schedstat(threading.get_native_id())
         self.waits = {worker: _cpu_wait(worker)}
+        self.group, self.zygote = slot.group, slot.zygote.pid
+        self.seen: dict[str, float] = {}  # schedstat file -> its wait when last read
         if self.clock is None:
             self.wall_limit = timeout
         else:
@@ -52,14 +59,25 @@ class Budget:
 
     def watch(self, pidfd: int) -> None:
         """Count the candidate's waits for a CPU too (`pidfd`: its pidfd)."""
-        path = _candidate_schedstat(pidfd)
+        path = _candidate_schedstat(pidfd) if not self.group else ""
         if path:
             self.waits[path] = 0.0  # (a new process: it waited nothing before)
 
     def cpu_waits(self) -> float:
-        """Seconds the job's processes have waited, runnable, for a CPU since the start (a
-        candidate's until it is gone)."""
-        return sum(max(0.0, _cpu_wait(path) - start) for path, start in self.waits.items())
+        """Seconds the job's threads have waited, runnable, for a CPU since the start: each
+        as last read (`exceeded` reads them at every check in the backstop's second half, so
+        a thread that ended since keeps what it had; without a group, the worker's and the
+        candidate's main thread)."""
+        paths = dict.fromkeys(self.waits, 0.0)
+        if self.group:
+            try:
+                idle = {int(tid) for tid in os.listdir(f"/proc/{self.zygote}/task")}
+            except OSError:
+                idle = set()
+            paths.update((_schedstat(tid), 0.0) for tid in set(cgroups.threads(self.group)) - idle)
+        for path in paths:
+            self.seen[path] = max(self.seen.get(path, 0.0), _cpu_wait(path))
+        return sum(max(0.0, wait - self.waits.get(path, 0.0)) for path, wait in self.seen.items())
 
     def charge(self, seconds: float) -> None:
         """Count `seconds` as spent (a memoized result's first computation took them)."""
@@ -90,12 +108,14 @@ class Budget:
             )
         wall = time.monotonic() - self.start + self.charged
         if wall <= self.wall_limit:
+            if self.group and wall > self.wall_limit / 2:
+                self.cpu_waits()  # (each thread's waits, before it may end)
             return None
         if self.clock is None:
             return CandidateFailure(
                 "timeout", f"time limit: wall-clock limit of {self.wall_limit:g} s", "wall"
             )
-        waits = self.cpu_waits()  # read only past the backstop: most jobs never get here
+        waits = self.cpu_waits()  # read only late in the job: most jobs never get here
         if wall - waits <= self.wall_limit:
             return None
         return CandidateFailure(
@@ -114,6 +134,10 @@ def _cpu_wait(schedstat: str) -> float:
             return int(fh.read().split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def _schedstat(tid: int) -> str:
+    return f"/proc/{tid}/schedstat"
 
 
 def _candidate_schedstat(pidfd: int) -> str:

@@ -180,6 +180,16 @@ def cpu_clock(group: SlotGroup):
     return lambda: _field(path, "usage_usec") / 1e6
 
 
+def threads(group: SlotGroup) -> list[int]:
+    """The thread ids (this PID namespace's) of every task in the group: the job's processes
+    and all their threads, the zygote's (and on v1 the slot's trusted worker's)."""
+    path = group.path("cpu", "tasks" if group.version == 1 else "cgroup.threads")
+    try:
+        return [int(tid) for tid in _read(path).split()]
+    except (OSError, ValueError):
+        return []
+
+
 def oom_kills(group: SlotGroup) -> int:
     """Processes the OOM killer has killed in the group so far."""
     name = "memory.oom_control" if group.version == 1 else "memory.events"

@@ -57,9 +57,14 @@ class _Proxy:
     failure, which decides the verdict whatever the test does with the exception."""
 
     def __init__(
-        self, channel: socket.socket, budget: Budget, planned: tuple[bytes | None, ...] = ()
+        self,
+        channel: socket.socket,
+        budget: Budget,
+        planned: tuple[bytes | None, ...] = (),
+        max_result: int = 0,
     ):
         self.channel, self.budget = channel, budget
+        self.max_result = max_result  # bytes of one message it receives (0: MAX_MESSAGE)
         self.planned = planned  # each planned call's `plans.fingerprint`, in order
         self.calls = 0
         self.strayed = False
@@ -178,7 +183,8 @@ class _Proxy:
     def receive(self, expected: str) -> dict:
         """The candidate's next message: {expected: value} or {"error": [name, text]}."""
         try:
-            message = from_wire(self._take(message_size(self._take(4))), self.check)
+            size = message_size(self._take(4), self.max_result)  # before the body
+            message = from_wire(self._take(size), self.check)
         except NotPlainData as exc:
             raise CandidateFailure("error", f"candidate sent non-plain data: {exc}") from None
         if not _well_formed(message, expected):
@@ -232,7 +238,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
             return None if plan else Verdict(False, "error", f"program not sent: {exc}", seconds)
         theirs.close()
         budget.watch(pidfd)
-        proxy = _Proxy(ours, budget, plan.fingerprints if plan else ())
+        proxy = _Proxy(ours, budget, plan.fingerprints if plan else (), job.max_result)
         try:
             verdict = _run_test(job, proxy)
         finally:

@@ -21,6 +21,8 @@ class Job:
     zygote_prelude: str = ""  # trusted: code the job's zygote runs once, before it forks
     #                           candidates (imports every one of them makes); full-runtime
     #                           jobs only (see `zygote`)
+    max_result: int = 0  # bytes of any message the candidate sends (its results), refused
+    #                      before it is received past this; 0: `limits.MAX_MESSAGE`
 
     def __post_init__(self) -> None:
         if self.zygote_prelude and not self.full_runtime:

@@ -31,10 +31,12 @@ def encode_message(obj) -> bytes:
     return len(data).to_bytes(4, "big") + data
 
 
-def message_size(header: bytes) -> int:
-    size = int.from_bytes(header, "big")
-    if size > MAX_MESSAGE:
-        raise NotPlainData(f"message of {size} bytes exceeds {MAX_MESSAGE}")
+def message_size(header: bytes, limit: int = 0) -> int:
+    """The size a message's header announces, refused (before any of the body is read)
+    past `limit` bytes (0, or more than MAX_MESSAGE: MAX_MESSAGE)."""
+    size, limit = int.from_bytes(header, "big"), min(limit or MAX_MESSAGE, MAX_MESSAGE)
+    if size > limit:
+        raise NotPlainData(f"message of {size} bytes exceeds {limit}")
     return size
 
 

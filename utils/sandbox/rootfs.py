@@ -29,7 +29,7 @@ import sys
 from .limits import SCRATCH_SIZE
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
-CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+CLONE_NEWPID, CLONE_NEWNET, CLONE_PIDFD = 0x20000000, 0x40000000, 0x00001000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_BIND, MS_REC, MS_PRIVATE = 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
@@ -234,22 +234,25 @@ def runtime(full: bool) -> None:
     check(libc.umount2(FULL.encode(), MNT_DETACH), f"umount {FULL}")
 
 
-def clone_into_new_namespaces(network: bool = False) -> int:
+def clone_into_new_namespaces(network: bool = False) -> tuple[int, int]:
     """os.fork(), except that the child is init of a new PID namespace (pid 1 there), with its
     own System V IPC namespace (its shared memory and message queues die with it) and its own
     mount namespace, in which it mounts a proc of its PID namespace (`own_proc`); with
     `network`, also its own network namespace (`loopback_up` brings its `lo` up). Like os.fork
     it holds the GIL across the call and runs the interpreter's fork hooks (so that, e.g.,
-    `random` is reseeded in the child)."""
-    flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | signal.SIGCHLD
+    `random` is reseeded in the child). Returns (pid, a pidfd for it) in the parent, (0, -1)
+    in the child: the pidfd comes from the clone itself (CLONE_PIDFD, which the seccomp
+    filter allows only with a new PID namespace, so never to a candidate)."""
+    flags = CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS | CLONE_PIDFD | signal.SIGCHLD
     flags |= CLONE_NEWNET if network else 0
+    pidfd = ctypes.c_int(-1)
     _python.PyOS_BeforeFork()
-    pid = _python.syscall(SYS_CLONE, flags, 0, 0, 0, 0)
+    pid = _python.syscall(SYS_CLONE, flags, 0, ctypes.byref(pidfd), 0, 0)  # (parent_tid)
     if pid == 0:
         _python.PyOS_AfterFork_Child()
     else:
         _python.PyOS_AfterFork_Parent()
-    return check(pid, "clone")
+    return check(pid, "clone"), pidfd.value
 
 
 def loopback_up() -> None:

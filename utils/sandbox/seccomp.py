@@ -122,6 +122,52 @@ FALLBACK_FAMILIES = (socket.AF_UNIX,)  # no network namespace: no internet socke
 FAMILY_RANGE = 64  # families 0..63 are checked one by one; any larger value is refused
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 
+# Issue 47's calls: each either only exposes a host-wide counter that jobs both move and read,
+# changes how the job is scheduled, or keeps per-inode state shared with other jobs and the
+# host. (The zygote, which makes none of these calls after set-up, gets each candidate's pidfd
+# from the clone that makes it: CLONE_PIDFD is allowed with a new PID namespace only, which a
+# candidate cannot make; without namespaces it calls `pidfd_open`, then allowed.)
+COUNTER_DENIED: dict[str, tuple[tuple[str, ...], int, str]] = {
+    "host-wide counters": (
+        ("memfd_create",),
+        errno.ENOSYS,
+        (
+            "a memfd's inode number and a pidfd's (`pidfd_open`, below) are host-wide counters "
+            "one job moves and the next reads (programs fall back: a file in /tmp, waitpid)"
+        ),
+    ),
+    "scheduling": (
+        (
+            "sched_setscheduler",
+            "sched_setparam",
+            "sched_setattr",
+            "sched_setaffinity",
+            "setpriority",
+            "ioprio_set",
+        ),
+        errno.EPERM,
+        (
+            "a job at SCHED_IDLE or a low priority waits for the CPU, which the wall-clock "
+            "backstop does not count: the job's class, priority and CPUs are the slot's"
+        ),
+    ),
+    "file notifications": (
+        ("inotify_init", "inotify_init1"),
+        errno.ENOSYS,
+        "watching files shared with other jobs (the view, the installation) shows what they open",
+    ),
+}
+# Advisory locks taken by candidates are ignored (the call succeeds and locks nothing): a lock
+# on a file every job can read (the view, the installation) is state another job or the host
+# sees (flock, POSIX and open-file-description locks); a job's own files are its alone.
+# Directory notifications (dnotify) are refused, as inotify.
+IGNORED_LOCKS = (6, 7, 37, 38)  # fcntl F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW
+F_NOTIFY = 1026
+CLONE_PIDFD, NEW_PID = 0x1000, 0x20000000
+# socket options that show host-wide counters: a socket's and a network namespace's cookie,
+# and a peer's pidfd (whose inode number counts every process the host made)
+SOL_SOCKET, SO_COOKIE, SO_PASSPIDFD, SO_NETNS_COOKIE, SO_PEERPIDFD = 1, 57, 76, 71, 77
+
 
 def _binding():
     try:
@@ -135,8 +181,9 @@ def available() -> bool:
     return _binding() is not None
 
 
-def build(families: tuple[int, ...]) -> bytes:
-    """The compiled filter (BPF instructions) allowing new sockets of `families` only."""
+def build(families: tuple[int, ...], zygote_clones: bool = False) -> bytes:
+    """The compiled filter (BPF instructions) allowing new sockets of `families` only;
+    `pidfd_open` refused too where the zygote clones candidates (`zygote_clones`)."""
     sc = _binding()
     deny = sc.ERRNO(errno.EPERM)
     flt = sc.SyscallFilter(sc.ALLOW)
@@ -162,6 +209,33 @@ def build(families: tuple[int, ...]) -> bytes:
         for family in range(FAMILY_RANGE):
             if family not in families:
                 _add(flt, refuse, call, sc.Arg(0, sc.EQ, family))
+    _add_counters_and_locks(sc, flt, zygote_clones)
+    return _exported(flt)
+
+
+def _add_counters_and_locks(sc, flt, zygote_clones: bool) -> None:
+    """COUNTER_DENIED, CLONE_PIDFD without a new PID namespace, the socket options, the locks
+    (ignored) and dnotify."""
+    for names, error, _reason in COUNTER_DENIED.values():
+        for name in names:
+            _add(flt, sc.ERRNO(error), name)
+    if zygote_clones:
+        _add(flt, sc.ERRNO(errno.ENOSYS), "pidfd_open")
+    mask = CLONE_PIDFD | NEW_PID
+    _add(flt, sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, mask, CLONE_PIDFD))
+    _add(flt, sc.ERRNO(0), "flock")
+    for command in IGNORED_LOCKS:
+        _add(flt, sc.ERRNO(0), "fcntl", sc.Arg(1, sc.EQ, command))
+    _add(flt, sc.ERRNO(errno.EPERM), "fcntl", sc.Arg(1, sc.EQ, F_NOTIFY))
+    for call, option in [
+        *(("getsockopt", option) for option in (SO_COOKIE, SO_NETNS_COOKIE, SO_PEERPIDFD)),
+        ("setsockopt", SO_PASSPIDFD),
+    ]:
+        level, name = sc.Arg(1, sc.EQ, SOL_SOCKET), sc.Arg(2, sc.EQ, option)
+        _add(flt, sc.ERRNO(errno.ENOPROTOOPT), call, level, name)
+
+
+def _exported(flt) -> bytes:
     program = os.memfd_create("seccomp-bpf")
     try:
         flt.export_bpf(_Descriptor(program))
@@ -174,7 +248,15 @@ def _add(flt, action: int, name: str, *args) -> None:
     try:
         flt.add_rule(action, name, *args)
     except (OSError, ValueError):  # a call this architecture does not have
-        if name in ("uselib", "iopl", "ioperm", "vhangup", "cachestat", "fadvise64_64"):
+        if name in (
+            "uselib",
+            "iopl",
+            "ioperm",
+            "vhangup",
+            "cachestat",
+            "fadvise64_64",
+            "inotify_init",
+        ):
             return
         raise
 

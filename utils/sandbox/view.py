@@ -168,11 +168,15 @@ def build(tree: Tree) -> int:
         for path, target in tree.links.items():
             os.symlink(target, path.lstrip("/"), dir_fd=root)
         for path in tree.files:
-            mode = stat.S_IMODE(os.stat(path).st_mode) & 0o755
+            found = os.stat(path)
             copy = os.open(path.lstrip("/"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, dir_fd=root)
-            os.fchmod(copy, mode)  # (whatever this process's umask)
-            with open(path, "rb") as source, open(copy, "wb") as target:
+            os.fchmod(copy, stat.S_IMODE(found.st_mode) & 0o755)  # (whatever the umask)
+            with open(path, "rb") as source, open(copy, "wb", closefd=False) as target:
                 shutil.copyfileobj(source, target, 1 << 20)
+            # its modification time kept: a module's compiled bytecode names its source's,
+            # so that the interpreter takes it as current instead of compiling again
+            os.utime(copy, ns=(found.st_atime_ns, found.st_mtime_ns))
+            os.close(copy)
     except BaseException:
         os.close(root)
         raise

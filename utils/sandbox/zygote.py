@@ -102,7 +102,7 @@ def set_up(level: str, uid: int | None, view_fd: int | None = None) -> State:
         __import__(module)
     full = level != FALLBACK and os.geteuid() == 0 and rootfs.enter_namespaces()
     families = seccomp.FULL_FAMILIES if full else seccomp.FALLBACK_FAMILIES
-    bpf = seccomp.build(families) if seccomp.available() else None
+    bpf = seccomp.build(families, zygote_clones=full) if seccomp.available() else None
     group = None
     if full:  # from here on a failure is fatal: never a half-isolated zygote
         if uid is not None:
@@ -299,15 +299,17 @@ def _spawn(
     plans: OrderedDict,
     fds: list[int],
     state: State,
-) -> int:
-    """Fork the candidate for the job whose data is mapped in `job` (and `plan`)."""
+) -> tuple[int, int]:
+    """Fork the candidate for the job whose data is mapped in `job` (and `plan`): its pid
+    and a pidfd for it."""
     if state.prelude_ran and not header["full_runtime"]:  # (the pool never sends one)
         raise ValueError("a zygote that ran a prelude serves full-runtime jobs only")
     if state.full:
         rootfs.fresh_scratch(header["uid"])
-        pid = rootfs.clone_into_new_namespaces(network=header["full_runtime"])
+        pid, pidfd = rootfs.clone_into_new_namespaces(network=header["full_runtime"])
     else:
         pid = os.fork()
+        pidfd = os.pidfd_open(pid) if pid else -1
     if pid == 0:
         channel = socket.socket(fileno=fds[0])
         try:
@@ -321,7 +323,7 @@ def _spawn(
             _serve_candidate(channel, request)
         finally:
             os._exit(0)
-    return pid
+    return pid, pidfd
 
 
 def _run_prelude(source: str, state: State) -> None:
@@ -356,9 +358,8 @@ def serve(
             job = _receive_mapped(control, header["job"])
             plan = _take_plan(header, control, plans)
             _reap()
-            pid = _spawn(header, job, plan, plans, fds, state)
+            pid, pidfd = _spawn(header, job, plan, plans, fds, state)
             job.close()  # the program leaves the zygote's memory
-            pidfd = os.pidfd_open(pid)
             for fd in fds:
                 os.close(fd)
             socket.send_fds(control, [json.dumps({"pid": pid}).encode()], [pidfd])

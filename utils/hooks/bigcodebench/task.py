@@ -32,7 +32,7 @@ from ...scoring.code_sanitize import sanitize
 from ...scoring.sampling_metrics import pass_at_k
 from . import answerless as answerless_test
 from . import libs as bigcodebench_libs
-from . import sources
+from . import rounds, sources, unsafe
 
 INSTRUCTION = (
     "Please provide a self-contained Python script that solves the following problem "
@@ -118,6 +118,8 @@ def job(doc: dict, program: str, libs: str = "", answerless: bool = False) -> ex
     `answerless`, the recording run of `pass_at_1_replayed`: the test without its answers
     (`answerless`), and what the program did comes back as `Verdict.kept`."""
     names, imports = test_plan(doc["test"])
+    if answerless:  # (a replay of a test that runs the program's files as code: none)
+        unsafe.check(doc["test"])
     test = answerless_test.answerless(doc["test"]) if answerless else doc["test"]
     call = (
         f"{ENTRY_POINT}({test!r}, {doc['timeout']!r}, {libs!r}, _nonce, {imports!r}, "
@@ -136,6 +138,7 @@ def job(doc: dict, program: str, libs: str = "", answerless: bool = False) -> ex
         trusted_prelude=sources.trusted_check(),
         full_runtime=True,  # its libraries, on disk: the candidate's view is not pinned
         zygote_prelude=sources.zygote_prelude(libs, PRELOADED),
+        max_result=rounds.RECORD_LIMIT,  # its record, capped before it is read
     )
 
 
@@ -229,28 +232,14 @@ def replay_verdicts(
     """For each job's verdict (of `programs[i]` for `docs[i]`), the replayed verdict of the
     jobs that passed as BigCodeBench counts (None for the others): each such program run again
     on its test without the answers, recording what it did (`job(answerless=True)`), then its
-    test run on that record (`replay_job`); two batches. A run that left no record (the
-    runner's report was not read) fails its replay."""
-    passed = [i for i, v in enumerate(verdicts) if v.passed or _made(v)]
-    failed, recording = {}, {}
-    for i in passed:
-        try:
-            recording[i] = job(docs[i], programs[i], libs, answerless=True)
-        except Exception as exc:  # noqa: BLE001 (a test the rewrite cannot take: this replay fails)
-            failed[i] = (
-                f"replay: the test could not be made answerless: {type(exc).__name__}: {exc}"
-            )
-    recorded = execution.run_jobs(list(recording.values()))
-    records = {i: run.kept for i, run in zip(recording, recorded) if type(run.kept) is str}
-    results = iter(execution.run_jobs([replay_job(docs[i], records[i], libs) for i in records]))
-    out: list[execution.Verdict | None] = [None] * len(verdicts)
-    for i in passed:
-        if i in records:
-            out[i] = next(results)
-        else:
-            reason = failed.get(i, "replay: the recording run left no record")
-            out[i] = execution.Verdict(False, "error", reason[:500], 0.0)
-    return out
+    test run on that record (`replay_job`), in rounds (`rounds`). A run that left
+    no record (the runner's report was not read, or was over the cap) fails its replay."""
+    replayed = rounds.replayed(
+        [i for i, v in enumerate(verdicts) if v.passed or _made(v)],
+        lambda i: job(docs[i], programs[i], libs, answerless=True),
+        lambda i, record: replay_job(docs[i], record, libs),
+    )
+    return [replayed.get(i) for i in range(len(verdicts))]
 
 
 def process_results(doc: dict, results: list[list[dict]]) -> dict:

@@ -72,14 +72,44 @@ def is_mock(value):
 
 
 def descend(mock, path, stop=()):
-    """The mock `path` leads to from `mock` (`_Encoder.reference`), or None where a step is
-    missing or reaches one of `stop` (ids)."""
+    """The mock `path` leads to from `mock` (`_Encoder.reference`) through the links a mock
+    has and nothing else (`child`), or None where a step is not such a link or reaches one
+    of `stop` (ids). The path comes from the record: untrusted."""
     for part in path.replace("()", ".()").split("."):
         if part:
-            mock = mock.return_value if part == "()" else getattr(mock, part, None)
+            mock = child(mock, part)
             if mock is None or id(mock) in stop:
                 return None
     return mock
+
+
+def child(mock, part):
+    """`mock`'s return value ("()") or its child `part` (a public name or a MagicMock's magic
+    method), a mock whose parent is `mock`; else None: never an attribute of the mock's class
+    (`configure_mock`, `assert_*`), a private name, another dunder, or what is not a mock."""
+    if not is_mock(mock):
+        return None
+    if part == "()":
+        found = mock.return_value
+        return found if is_mock(found) else None
+    library = sys.modules["unittest.mock"]
+    if part in library._all_magics:
+        if not isinstance(mock, library.MagicMixin):
+            return None
+    elif not part.isidentifier() or part.startswith("_") or hasattr(type(mock), part):
+        return None
+    try:
+        found = getattr(mock, part)  # (a child: made by the mock's own __getattr__)
+    except AttributeError:  # (a spec without it)
+        return None
+    linked = is_mock(found) and found._mock_new_parent is mock
+    return found if linked and found._mock_new_name == part else None
+
+
+def callable_mock(value):
+    """Whether `value` is a mock that can be called (what the replay may call)."""
+    mock = sys.modules.get("unittest.mock")
+    return mock is not None and isinstance(value, mock.CallableMixin)
 
 
 def _reference(args, item):

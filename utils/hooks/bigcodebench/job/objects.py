@@ -12,6 +12,7 @@ An estimator holding something else (a tree's Cython state, a function) is not c
 """
 
 import sys
+import types
 
 
 def encoder(value):
@@ -54,11 +55,26 @@ def _decode_rsa(args, item):
     return getattr(rsa, args[0]).load_pkcs1(base64.b64decode(args[1]), "DER")
 
 
+def loaded_class(module_name, qualname):
+    """The class `qualname` names in the loaded module `module_name`, or None. Both come from
+    a record (untrusted): each step is a look-up in a module's or class's own namespace
+    (`vars`: no attribute hook, descriptor or module `__getattr__` runs), of a public or
+    private name but never a dunder, and each must find a class; nothing is imported."""
+    found = sys.modules.get(str(module_name))
+    if not issubclass(type(found), types.ModuleType):  # (type(): no __class__ hook runs)
+        return None
+    for part in str(qualname).split("."):
+        if part.startswith("__") or not part.isidentifier():
+            return None
+        found = vars(found).get(part)
+        if not issubclass(type(found), type):
+            return None
+    return found
+
+
 def _decode_estimator(args, item):
     module, qualname, state = args
-    cls = sys.modules.get(str(module))
-    for part in str(qualname).split(".") if cls is not None else ():
-        cls = getattr(cls, part, None)
+    cls = loaded_class(module, qualname)
     if cls is None or not _estimator_class(cls):
         raise ValueError(f"not a loaded scikit-learn estimator: {module}.{qualname}")
     attributes = item(state)

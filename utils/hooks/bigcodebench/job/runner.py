@@ -64,7 +64,7 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 _BUILTIN_CODE = frozenset(k for k, v in vars(builtins).items() if isinstance(v, _CODE))
 _PLAIN = (dict, list, str, int, float, bool, type(None))
 MAX_RECORD_VALUES, RECORD_DEPTH = 4_000_000, 800  # of the record (`_record_text`)
-MAX_RECORD_CHARS = 16 * 1024 * 1024  # (a run's records are held until their replays start)
+MAX_RECORD_BYTES = 16 * 1024 * 1024  # (UTF-8; the trusted side refuses more: `rounds`)
 
 
 def _namespace(source, name):
@@ -274,10 +274,8 @@ def _record_text(record):
         elif kind is list:
             stack += [(v, depth + 1) for v in value]
     text = repr(record)
-    if len(text) > MAX_RECORD_CHARS:
-        return repr(
-            {"calls": [], "unreplayable": f"a record of over {MAX_RECORD_CHARS} characters"}
-        )
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_RECORD_BYTES:
+        return repr({"calls": [], "unreplayable": f"a record of over {MAX_RECORD_BYTES} bytes"})
     return text
 
 

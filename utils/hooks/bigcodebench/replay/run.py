@@ -29,7 +29,8 @@ import unittest
 import warnings
 
 from ..job import record, worker
-from ..job.codec import decode, descend, encoded_or_none
+from ..job.codec import callable_mock, decode, descend, encoded_or_none
+from ..job.objects import loaded_class
 from ..job.runner import prepare_environment
 
 
@@ -129,7 +130,7 @@ class Replayer:
                 # (None where the way passes through another of the test's mocks, one the test
                 # attached to this one as a return value: its calls are in both records)
                 target = descend(mock, name, roots)
-                if target is None:
+                if not callable_mock(target):  # (the record never makes it call anything else)
                     continue
                 with contextlib.suppress(Exception):  # what the mock raised, the program saw
                     target(*args, **kwargs)
@@ -189,10 +190,8 @@ def _loaded_class(classes, base):
     """The first of `classes` ([module, qualname] each, a class and its bases) that a loaded
     module holds and that is `base` or a subclass, or None: nothing is imported."""
     for module_name, qualname in classes:
-        cls = sys.modules.get(module_name)
-        for part in qualname.split(".") if cls is not None else ():
-            cls = getattr(cls, part, None)
-        if isinstance(cls, type) and issubclass(cls, base):
+        cls = loaded_class(module_name, qualname)
+        if cls is not None and issubclass(cls, base):
             return cls
     return None
 
