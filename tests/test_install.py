@@ -9,6 +9,7 @@ files, so its editable install of the pack is invisible): only the wheel's own f
 
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -36,9 +37,23 @@ def run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.Co
     return done
 
 
+def clean_copy(dest: Path) -> Path:
+    """The checkout's files as a fresh clone has them (tracked, or new and not ignored): pip
+    builds a local folder in place, and the checkout's own build/ may hold files an earlier
+    build left (a renamed task's old YAML would ship)."""
+    listed = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], REPO)
+    for name in filter(None, listed.stdout.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("wheel")
+    source = clean_copy(root / "source")
     built = run(
         [
             sys.executable,
@@ -49,7 +64,7 @@ def installed(tmp_path_factory) -> dict:
             "--quiet",
             "-w",
             str(root / "dist"),
-            str(REPO),
+            str(source),
         ],
         cwd=root,
     )
