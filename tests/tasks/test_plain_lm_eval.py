@@ -31,7 +31,11 @@ def lm_eval(tmp_path, *tasks: str, **env: str) -> subprocess.CompletedProcess:
 
 
 def test_a_run_with_its_data_prints_no_warning_of_the_pack(tmp_path):
-    done = lm_eval(tmp_path, "minerva_math_tulu", EVALPACK_DATA_DIR=str(DEMO_DATA))
+    # offline, as a user of a mirror is: lm-eval's dummy model asks the hub for a tokenizer,
+    # which an unreachable hub answers only after a minute of retries
+    done = lm_eval(
+        tmp_path, "minerva_math_tulu", EVALPACK_DATA_DIR=str(DEMO_DATA), HF_HUB_OFFLINE="1"
+    )
     assert done.returncode == 0, done.stderr
     assert "minerva_math_tulu_algebra" in done.stdout  # the results table
     for noise in ("Custom kwargs", "overrides existing task", "Traceback", "fatal:"):
