@@ -14,7 +14,7 @@ import logging
 from ..core import data
 from ..core.bounded import bounded_records
 from ..scoring.ifbench import checkers, registry
-from .ifeval import LEVELS, micro_mean, unscored_record
+from .ifeval import level_scores, micro_mean, unscored_record
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +88,4 @@ def process_results(doc: dict, results: list[dict]) -> dict:
     """The IFEval metrics from the filter's record, plus `<type>_{strict,loose}_acc` for each of
     the 58 instruction types: that type's verdicts in this doc (an empty list when it has
     none)."""
-    record = results[0]
-    ids = record["instruction_id_list"]
-    scores = {}
-    for level in LEVELS:
-        verdicts = record[level]
-        scores[f"prompt_level_{level}_acc"] = float(all(verdicts))
-        scores[f"inst_level_{level}_acc"] = list(verdicts)
-        for iid in registry.INSTRUCTION_TYPES:
-            scores[f"{iid}_{level}_acc"] = [v for i, v in zip(ids, verdicts) if i == iid]
-    return scores
+    return level_scores(results[0], registry.INSTRUCTION_TYPES)

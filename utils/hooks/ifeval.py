@@ -97,16 +97,21 @@ def _warn_about_failures(records: list[dict]) -> None:
 
 
 def process_results(doc: dict, results: list[dict]) -> dict:
-    """OLMES's metrics from the filter's record. Per-type metrics get the verdicts of that
-    type's occurrences in this doc (an empty list when the doc has none)."""
-    record = results[0]
+    """OLMES's metrics from the filter's record."""
+    return level_scores(results[0], checkers.INSTRUCTION_TYPES)
+
+
+def level_scores(record: dict, types) -> dict:
+    """The metrics of a verdict record, strict and loose: prompt- and instruction-level
+    accuracy, and for each of `types` the verdicts of that type's occurrences in this doc (an
+    empty list when the doc has none)."""
     ids = record["instruction_id_list"]
     scores = {}
     for level in LEVELS:
         verdicts = record[level]
         scores[f"prompt_level_{level}_acc"] = float(all(verdicts))
         scores[f"inst_level_{level}_acc"] = list(verdicts)
-        for iid in checkers.INSTRUCTION_TYPES:
+        for iid in types:
             scores[f"{iid}_{level}_acc"] = [v for i, v in zip(ids, verdicts) if i == iid]
     return scores
 

@@ -12,10 +12,7 @@ is no default server: without `judge_base_url` nothing is sent.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
-
-import requests
 
 from ..models.http import BadResponse
 from .client import JudgeClient, JudgeSettings
@@ -27,7 +24,6 @@ HOW_TO_CONFIGURE = (
     "EVALPACK_JUDGE_BASE_URL); serve it with `vllm serve allenai/wildguard --tokenizer-mode "
     "slow` (tasks/safety/README.md)"
 )
-PROBE_TIMEOUT = 10.0
 
 
 @dataclass(frozen=True)
@@ -81,35 +77,3 @@ class WildGuardClient(JudgeClient):
     """`JudgeClient` reading completion texts; `judge_all` takes `payload(...)`s."""
 
     read_answer = staticmethod(completion_text)
-
-
-def judge_problem(metadata: dict) -> str | None:
-    """Why WildGuard cannot judge (not configured, not answering, not a completions endpoint),
-    asked once before a leaderboard starts; None when it can."""
-    try:
-        settings = WildGuardSettings.resolve(metadata)
-    except ValueError as exc:
-        return str(exc)
-    missing = unconfigured(settings)
-    if missing:
-        return missing
-    key = os.environ.get(settings.api_key_env)
-    try:
-        response = requests.post(
-            settings.url,
-            json={**payload(settings, "Hi"), "max_tokens": 1},
-            headers={"Authorization": f"Bearer {key}"} if key else {},
-            timeout=PROBE_TIMEOUT,
-        )
-    except requests.RequestException as exc:
-        return f"the judge cannot be used: {settings.url} cannot be reached ({type(exc).__name__})"
-    if not response.ok:
-        text = " ".join(response.text.split())[:160]
-        return (
-            f"the judge cannot be used: {settings.url} answered HTTP {response.status_code}: {text}"
-        )
-    try:
-        completion_text(response.json())
-    except (ValueError, BadResponse) as exc:
-        return f"the judge cannot be used: {exc}"
-    return None

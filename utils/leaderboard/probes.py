@@ -122,19 +122,23 @@ def reachable_problem(args: dict) -> str | None:
 
 
 def judge_problem(metadata: dict, kind: str = "alpaca_eval") -> str | None:
-    """Why the judge of `kind` cannot judge, None when it can. AlpacaEval's: not configured,
-    not answering, or answering without the log-probabilities the annotator reads; WildGuard
-    (the safety tasks'): `wildguard.judge_problem`."""
-    if kind == "wildguard":
-        return wildguard.judge_problem(metadata)
+    """Why the judge of `kind` cannot judge, None when it can: not configured, not answering,
+    or answering without what its scorer reads (AlpacaEval's annotator: log-probabilities;
+    WildGuard, the safety tasks' judge: a completion text)."""
+    wildguard_judge = kind == "wildguard"
     try:
-        settings = JudgeSettings.resolve(metadata)
+        settings = (wildguard.WildGuardSettings if wildguard_judge else JudgeSettings).resolve(
+            metadata
+        )
     except ValueError as exc:
         return str(exc)
-    missing = unconfigured(settings)
+    missing = (wildguard.unconfigured if wildguard_judge else unconfigured)(settings)
     if missing:
         return missing
     key = os.environ.get(settings.api_key_env)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if wildguard_judge:
+        return wildguard_problem(settings, headers)
     payload = {
         "model": settings.model or JUDGE_MODEL,
         "max_tokens": 1,
@@ -143,7 +147,7 @@ def judge_problem(metadata: dict, kind: str = "alpaca_eval") -> str | None:
         "top_logprobs": 5,
         "messages": [{"role": "user", "content": "Answer with one letter: m or M."}],
     }
-    body, why = ask(settings.url, payload, {"Authorization": f"Bearer {key}"} if key else {})
+    body, why = ask(settings.url, payload, headers)
     if why:
         return f"the judge cannot be used: {why}"
     try:
@@ -153,4 +157,17 @@ def judge_problem(metadata: dict, kind: str = "alpaca_eval") -> str | None:
             f"the judge {settings.url} gives no log-probabilities (logprobs: true, "
             f"top_logprobs: 5), which the annotator reads: {json.dumps(body)[:120]}"
         )
+    return None
+
+
+def wildguard_problem(settings, headers: dict) -> str | None:
+    """Why WildGuard at `settings.url` cannot judge (not answering, not a completions
+    endpoint), asked with one token; None when it can."""
+    body, why = ask(settings.url, {**wildguard.payload(settings, "Hi"), "max_tokens": 1}, headers)
+    if why:
+        return f"the judge cannot be used: {why}"
+    try:
+        wildguard.completion_text(body)
+    except BadResponse as exc:
+        return f"the judge cannot be used: {exc}"
     return None

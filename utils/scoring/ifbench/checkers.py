@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from ...core.bounded import BoundExceeded, time_limit
-from ..ifeval.checkers import loose_variants
+from ..ifeval.checkers import loose_variants, verdict_record
 from . import registry, resources, text
 
 CHECK_SECONDS = 20.0  # CPU seconds for one instruction on a response and its loose variants
@@ -59,11 +59,4 @@ def score_response(doc: dict, response: str) -> dict:
     a checker failed or gave up."""
     ids = list(doc["instruction_id_list"])
     verdicts = [judge(iid, kwargs, response) for iid, kwargs in zip(ids, doc["kwargs"])]
-    record = {
-        "instruction_id_list": ids,
-        "strict": [v["strict"] for v in verdicts],
-        "loose": [v["loose"] for v in verdicts],
-    }
-    if any(v["error"] for v in verdicts):
-        record["errors"] = [v["error"] for v in verdicts]
-    return record
+    return verdict_record(ids, verdicts)

@@ -147,6 +147,12 @@ def score_response(doc: dict, response: str) -> dict:
         judge(iid, kwargs, doc["prompt"], response, instruction_seed(doc.get("key"), i))
         for i, (iid, kwargs) in enumerate(zip(ids, doc["kwargs"]))
     ]
+    return verdict_record(ids, verdicts)
+
+
+def verdict_record(ids: list[str], verdicts: list[dict]) -> dict:
+    """One doc's record from its instructions' verdicts (`strict`, `loose`, `error` each): the
+    strict and loose lists aligned with `ids`, and `errors` where any checker failed."""
     record = {
         "instruction_id_list": ids,
         "strict": [v["strict"] for v in verdicts],
