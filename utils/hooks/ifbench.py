@@ -9,14 +9,9 @@ lm-eval's IFEval metrics and one accuracy per instruction type (OLMES's
 
 from __future__ import annotations
 
-import logging
-
 from ..core import data
-from ..core.bounded import bounded_records
 from ..scoring.ifbench import checkers, registry
-from .ifeval import level_scores, micro_mean, unscored_record
-
-log = logging.getLogger(__name__)
+from .ifeval import judge_first_responses, level_scores, micro_mean
 
 DOC_TIMEOUT = 180.0  # hard wall-clock bound on judging one doc (all instructions, both levels)
 
@@ -56,32 +51,16 @@ def row_problem(row: dict) -> str | None:
     return None
 
 
-def _judge(job: tuple[dict, str]) -> dict:
-    doc, response = job
-    return checkers.score_response(doc, response)
-
-
 def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first response of every doc judged on all its instructions."""
     checkers.preload()  # NLTK data and the tagger, loaded once here, before the workers fork
-    jobs = [(doc, samples[0]) for samples, doc in zip(resps, docs)]
-    records = bounded_records(
-        _judge,
-        jobs,
-        timeout=DOC_TIMEOUT,
-        unscored=lambda job, reason: unscored_record(job[0], reason),
+    return judge_first_responses(
+        checkers.score_response,
+        resps,
+        docs,
+        DOC_TIMEOUT,
+        "IFBench: a checker failed or gave up on %d of %d docs (counted as not followed)",
     )
-    cut_off = sum("scoring_failure" in r for r in records)
-    failed = sum("errors" in r for r in records)
-    if cut_off or failed:
-        log.warning(
-            "IFBench: a checker failed or gave up on %d of %d docs (counted as not followed) "
-            "and %d docs were cut off at the time bound; both are marked in the logged samples",
-            failed,
-            len(records),
-            cut_off,
-        )
-    return records
 
 
 def process_results(doc: dict, results: list[dict]) -> dict:

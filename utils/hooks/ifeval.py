@@ -54,9 +54,9 @@ def row_problem(row: dict, known) -> str | None:
     return None
 
 
-def _judge(job: tuple[dict, str]) -> dict:
-    doc, response = job
-    return checkers.score_response(doc, response)
+def _judge(job: tuple) -> dict:
+    score_response, doc, response = job
+    return score_response(doc, response)
 
 
 def unscored_record(doc: dict, reason: str) -> dict:
@@ -72,28 +72,35 @@ def unscored_record(doc: dict, reason: str) -> dict:
 def score_docs(resps: list[list[str]], docs: list[dict]) -> list[dict]:
     """Custom filter: the first response of every doc judged on all its instructions."""
     checkers.registry()  # import once here, before the workers fork
-    jobs = [(doc, samples[0]) for samples, doc in zip(resps, docs)]
-    records = bounded_records(
-        _judge,
-        jobs,
-        timeout=DOC_TIMEOUT,
-        unscored=lambda job, reason: unscored_record(job[0], reason),
+    return judge_first_responses(
+        checkers.score_response,
+        resps,
+        docs,
+        DOC_TIMEOUT,
+        "IFEval: a checker raised on %d of %d docs (counted as not followed, as in OLMES)",
     )
-    _warn_about_failures(records)
-    return records
 
 
-def _warn_about_failures(records: list[dict]) -> None:
+def judge_first_responses(score_response, resps, docs, timeout: float, failed: str) -> list:
+    """The first response of every doc judged by `score_response(doc, response)`, each doc
+    under the hard bound `timeout` (a doc cut off: `unscored_record`); one warning counting
+    the docs where a checker failed (`failed`, with the count and the total) and those cut
+    off."""
+    jobs = [(score_response, doc, samples[0]) for samples, doc in zip(resps, docs)]
+    records = bounded_records(
+        _judge, jobs, timeout=timeout, unscored=lambda job, reason: unscored_record(job[1], reason)
+    )
     cut_off = sum("scoring_failure" in r for r in records)
     raised = sum("errors" in r for r in records)
     if cut_off or raised:
         log.warning(
-            "IFEval: a checker raised on %d of %d docs (counted as not followed, as in OLMES) "
-            "and %d docs were cut off at the time bound; both are marked in the logged samples",
+            failed + " and %d docs were cut off at the time bound; both are marked in the "
+            "logged samples",
             raised,
             len(records),
             cut_off,
         )
+    return records
 
 
 def process_results(doc: dict, results: list[dict]) -> dict:
