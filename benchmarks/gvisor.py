@@ -169,12 +169,10 @@ class Worker:
         usage = Path(f"/sys/fs/cgroup/cpuacct/gvisor-bench/{self.name}/cpuacct.usage")
         return int(usage.read_text()) / 1e9
 
-    def rss_mib(self) -> float:
-        """Resident memory of the sandbox's kernel (the sentry), a host process."""
-        state = self.runsc.runsc("state", self.name)
-        pid = json.loads(subprocess.run(state, check=True, capture_output=True).stdout)["pid"]
-        status = Path(f"/proc/{pid}/status").read_text()
-        return int(status.split("VmRSS:")[1].split()[0]) / 1024
+    def memory_mib(self) -> float:
+        """Memory charged to the sandbox's cgroup on the host (its kernel's and the job's)."""
+        usage = Path(f"/sys/fs/cgroup/memory/gvisor-bench/{self.name}/memory.usage_in_bytes")
+        return int(usage.read_text()) / 2**20
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -189,7 +187,9 @@ def load() -> str:
 
 def cpu_now() -> float:
     """CPU seconds of this process and its reaped children."""
-    me, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    me, children = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
@@ -226,7 +226,9 @@ def per_job(runsc: Runsc, sources: list[str]) -> tuple[float, float, int]:
     return time.perf_counter() - start, cpu_now() - cpu, codes.count(0)
 
 
-def per_slot(runsc: Runsc, sources: list[str], preload: str = "") -> tuple[float, float, float, int]:
+def per_slot(
+    runsc: Runsc, sources: list[str], preload: str = ""
+) -> tuple[float, float, float, int]:
     """One sandbox per slot, its worker forking every job: seconds to start the slots (until
     each has run an empty job), then seconds, CPU seconds (the sandboxes' cgroups) and jobs
     passed of the jobs."""
@@ -309,13 +311,22 @@ def imports(runsc: Runsc) -> None:
         "runsc, a sandbox per job": median_seconds(lambda: runsc.run([PYTHON, "-c", IMPORTS]), 3),
         "evalpack.execution, full runtime, a batch of 4 (a call's start included)": evalpack(
             [execution.Job(**job)] * 4
-        )[0] * SLOTS / 4,
+        )[0]
+        * SLOTS
+        / 4,
         "the same, the imports in the zygote (BigCodeBench's way)": evalpack(
             [execution.Job(**job, zygote_prelude=IMPORTS)] * 4
-        )[0] * SLOTS / 4,
+        )[0]
+        * SLOTS
+        / 4,
     }
-    for preload, name in (("", "runsc, a sandbox per slot"), (IMPORTS, "the same, the imports in the worker")):
-        rows[f"{name}, a batch of 4 (start apart)"] = per_slot(runsc, [IMPORTS] * 4, preload)[1] * SLOTS / 4
+    for preload, name in (
+        ("", "runsc, a sandbox per slot"),
+        (IMPORTS, "the same, the imports in the worker"),
+    ):
+        rows[f"{name}, a batch of 4 (start apart)"] = (
+            per_slot(runsc, [IMPORTS] * 4, preload)[1] * SLOTS / 4
+        )
     print("a job importing numpy and pandas (BigCodeBench's kind), seconds of a slot a job:")
     for name, seconds in rows.items():
         print(f"  {name}: {seconds:.2f} s")
@@ -337,6 +348,7 @@ def main() -> None:
     if not working:
         return
     import gvisor_probes
+
     from evalpack.core import data
     from evalpack.sandbox import view
 
