@@ -243,8 +243,10 @@ def per_slot(make, sources: list[str], preload: str = "") -> tuple[float, float,
     job: seconds to start the slots (until each has run an empty job), then seconds, CPU
     seconds and jobs passed of the jobs."""
     start = time.perf_counter()
-    workers = [make(preload) for _ in range(SLOTS)]
+    workers = []
     try:
+        for _ in range(SLOTS):
+            workers.append(make(preload))
         for worker in workers:
             worker.job("pass")
         started, cpu = time.perf_counter(), sum(w.cpu_seconds() for w in workers)
@@ -349,6 +351,9 @@ def main() -> None:
     if shutil.which("runsc") is None:
         print("runsc not installed (Debian: apt-get install runsc): nothing measured")
         return
+    if os.geteuid() != 0:
+        print("not root: these OCI sandboxes need root (runsc's cgroups): nothing measured")
+        return
     version = subprocess.run(["runsc", "--version"], check=True, capture_output=True, text=True)
     print(f"{os.cpu_count()} cores, {load()}; {version.stdout.splitlines()[0]}")
     working = platforms()
@@ -362,7 +367,7 @@ def main() -> None:
     shared = Path(__file__).resolve().parents[2] / "shared" / "data"
     os.environ.setdefault(data.DATA_DIR_ENV, str(shared))
     problems = list(data.load_split("openai/openai_humaneval", None, "test"))
-    sample = problems[:: len(problems) // args.problems][: args.problems]
+    sample = problems[:: max(1, len(problems) // args.problems)][: args.problems]
     view.prepare()  # built once per process: apart from every figure below
     print(f"evalpack: {execution.isolation()}, {view.describe()}; runsc: {working[0]} platform")
     runsc = Runsc(working[0])
