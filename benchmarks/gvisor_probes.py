@@ -44,6 +44,11 @@ def counters(runsc) -> None:
     first, second = (
         json.loads(runsc.run([runsc.python, "-c", probe(m)]).stdout) for m in (1000, 0)
     )
+    image, restored = runsc.checkpoint(), []
+    for move in (1000, 0):
+        worker = runsc.worker("", image)
+        restored.append(json.loads(worker.job(probe(move))[1][0]))
+        worker.close()
     a, b = runsc.worker(), runsc.worker()
     one = json.loads(a.job(probe(1000))[1][0])
     seen = json.loads(b.job(probe(0))[1][0])
@@ -54,6 +59,7 @@ def counters(runsc) -> None:
         "  inode counters (class 1): a job reads its first pipe's, socket's, memfd's and shared "
         "map's inode numbers, then moves each counter by 1,000 (or not: the job after it)\n"
         f"    two sandboxes one after the other: {moved(first, second)}\n"
+        f"    two restored from one checkpoint, one after the other: {moved(*restored)}\n"
         f"    two jobs of one sandbox (a slot), the first moving: {moved(one, two)}\n"
         f"    a job of the other slot before and after that: {moved(seen, again)}"
     )
