@@ -4,7 +4,7 @@ sandbox against a `run_jobs` call of `evalpack.execution`; HumanEval reference s
 sample) run one sandbox per job and one long-lived sandbox per slot (a worker inside forks each
 job), against `evalpack.execution` on the same programs; a job importing numpy and pandas
 (BigCodeBench's kind); then the probes of `gvisor_probes.py` (the kernel state issue 47 found
-shared between jobs).
+shared between jobs). The sandboxes themselves: `gvisor_runsc.py`.
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/gvisor.py [--problems 40]
 
@@ -230,8 +230,8 @@ def main() -> None:
     problems = list(data.load_split("openai/openai_humaneval", None, "test"))
     sample = problems[:: max(1, len(problems) // args.problems)][: args.problems]
     view.prepare()  # built once per process: apart from every figure below
-    print(f"evalpack: {execution.isolation()}, {view.describe()}; runsc: {working[0]} platform")
-    runsc = Runsc(working[0])
+    print(f"evalpack: {execution.isolation()}, {view.describe()}; runsc: {working[-1]} platform")
+    runsc = Runsc(working[-1])  # KVM where it runs
     parts = {
         "start-up": lambda: start_up(runsc),
         "throughput": lambda: throughput(runsc, sample, args.copies),

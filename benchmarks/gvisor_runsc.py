@@ -4,6 +4,7 @@ that runs jobs one after another in forked children, in a sandbox or unsandboxed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -126,12 +127,16 @@ class Runsc:
 
     def delete(self, name: str, bundle: Path) -> None:
         subprocess.run(self.runsc("delete", "-force", name), check=False, capture_output=True)
-        shutil.rmtree(self.work / bundle.name, ignore_errors=True)
+        if bundle.parent == self.work:
+            shutil.rmtree(bundle, ignore_errors=True)
 
     def close(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
-        for group in Path("/sys/fs/cgroup").glob(f"*/gvisor-bench/gvb{os.getpid()}-*"):
-            group.rmdir()  # runsc leaves a sandbox's groups behind when it was killed
+        # runsc leaves a killed sandbox's groups behind, and their parent always
+        groups = Path("/sys/fs/cgroup").glob(f"*/gvisor-bench/gvb{os.getpid()}-*")
+        for group in [*groups, *Path("/sys/fs/cgroup").glob("*/gvisor-bench")]:
+            with contextlib.suppress(OSError):  # in use (another run's)
+                group.rmdir()
 
 
 class Worker:
