@@ -20,6 +20,7 @@ import random
 import time
 
 from evalpack.hooks import olmo3_rules
+from evalpack.scoring import math_extract
 
 LENGTH = 130_000
 DOCS = {
@@ -80,6 +81,30 @@ def bench(family: str, docs: int) -> None:
     )
 
 
+def final_answer_line() -> None:
+    """MATH's "Final Answer" line on its worst shape, 130,000 characters of the opening phrase
+    run together on one line without the closing sentence, then more lines: the pack's scan vs
+    the regular expression lm-eval and OLMES search with (quadratic: each opening's lazy group
+    runs to the line's end), the same answer from both."""
+    from lm_eval.tasks.minerva_math.utils import get_unnormalized_answer
+
+    opening = math_extract.FINAL_OPENING
+    text = opening * (LENGTH // len(opening)) + "\nno answer here\n"
+    timings = {}
+    for name, read in (
+        ("evalpack", math_extract.strict_answer),
+        ("regex", get_unnormalized_answer),
+    ):
+        begin = time.perf_counter()
+        timings[name] = (read(text), time.perf_counter() - begin)
+    (ours, our_s), (theirs, their_s) = timings["evalpack"], timings["regex"]
+    print(
+        f"MATH Final Answer line, {len(text):,} chars of run-together openings: evalpack "
+        f"{our_s * 1000:.2f} ms, lm-eval's regex {their_s:.2f} s; same answer {ours == theirs}",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=1000)
@@ -87,6 +112,8 @@ def main() -> None:
     args = parser.parse_args()
     for family in args.families.split(","):
         bench(family, args.docs)
+    if "minerva_math" in args.families.split(","):
+        final_answer_line()
 
 
 if __name__ == "__main__":

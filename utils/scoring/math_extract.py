@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 INVALID_ANSWER = "[invalidanswer]"
-FINAL_ANSWER = re.compile(r"Final Answer: The final answer is(.*?). I hope it is correct.")
 
 # ---------------------------------------------------------------- boxed answers
 
@@ -181,11 +180,41 @@ def olmes_gold(solution: str) -> str:
     return normalize_final_answer((remove_boxed(boxed) if boxed else None) or "")
 
 
+# The "Final Answer" line: lm-eval's `get_unnormalized_answer` appends "I hope it is correct." and
+# searches `Final Answer: The final answer is(.*?). I hope it is correct.` (each `.` any character
+# but a newline). From every occurrence of the opening phrase the lazy group runs to the line's end
+# before the search moves on, so a line of many openings without the closing sentence makes it
+# quadratic (seconds on a 130,000-character line, and no signal interrupts `re`). `strict_answer`
+# finds the same match in one pass; tests/scoring/test_math_final_answer_line.py checks it against
+# the regular expression.
+FINAL_OPENING = "Final Answer: The final answer is"
+FINAL_CLOSING = " I hope it is correct"  # preceded and followed by any character but a newline
+
+
 def strict_answer(completion: str) -> str:
     """The answer on the "Final Answer: The final answer is X. I hope it is correct." line
-    (unnormalised; the closing sentence may be missing at the very end), or `[invalidanswer]`."""
-    match = FINAL_ANSWER.search(completion + "I hope it is correct.")
-    return match.group(1).strip() if match else INVALID_ANSWER
+    (unnormalised; the closing sentence may be missing where the output ends in a character and
+    a space, e.g. "X. "), or `[invalidanswer]`.
+
+    The regular expression's leftmost match: an opening phrase matches when the first closing
+    sentence at least one character after it ends before its line does, with one more
+    character on the line; the group is the text up to the character before that sentence. If
+    an opening fails, so does every later one on its line (their first closing sentence is no
+    earlier), so the scan moves to the next line, and each search only moves forward."""
+    text = completion + "I hope it is correct."
+    opening, closing = text.find(FINAL_OPENING), -1
+    while opening >= 0:
+        group = opening + len(FINAL_OPENING)
+        line_end = text.find("\n", group)
+        line_end = len(text) if line_end < 0 else line_end
+        if closing <= group:
+            closing = text.find(FINAL_CLOSING, group + 1)
+            if closing < 0:
+                return INVALID_ANSWER
+        if closing + len(FINAL_CLOSING) < line_end:
+            return text[group : closing - 1].strip()
+        opening = text.find(FINAL_OPENING, line_end + 1)
+    return INVALID_ANSWER
 
 
 # ---------------------------------------------------------------- Hendrycks strip_string
