@@ -7,6 +7,10 @@ from pathlib import Path
 
 try:
     from evalpack.hooks.ifbench import load, micro_mean, process_results, score_docs
+    from evalpack.hooks.olmo3_chat import load_ifbench as load_olmo3
+    from evalpack.hooks.olmo3_chat import process_ifbench as process_results_olmo3
+    from evalpack.hooks.olmo3_chat import score_ifbench as score_docs_olmo3
+    from evalpack.hooks.olmo3_chat import total
 except ImportError as missing:  # not installed, or a folder named evalpack in its way
     found = sys.modules.get("evalpack")
     folder = found and found.__file__ is None and next(iter(found.__path__))
@@ -24,4 +28,13 @@ except ImportError as missing:  # not installed, or a folder named evalpack in i
         f"{here.parent}: these tasks need the evalpack package, which {sys.executable} {fix}"
     ) from None
 
-__all__ = ["load", "micro_mean", "process_results", "score_docs"]
+__all__ = [
+    "load",
+    "load_olmo3",
+    "micro_mean",
+    "process_results",
+    "process_results_olmo3",
+    "score_docs",
+    "score_docs_olmo3",
+    "total",
+]

@@ -1,5 +1,6 @@
 """ifbench_tulu and ifbench_olmo3: OLMES's requests on all 300 docs, the benchmark authors'
-verdicts on every dev completion, and a replay run end to end, offline data.
+verdicts on every dev completion, a replay run end to end, offline data, and ifbench_olmo3's
+thinking switch.
 
 The checkers one by one: tests/scoring/test_ifbench_checkers.py and test_ifbench_bounds.py."""
 
@@ -12,6 +13,7 @@ import yaml
 from evalpack.core.data import DataError
 from evalpack.hooks import ifbench as tasks_ifbench
 from evalpack.scoring.ifbench import checkers, registry
+from evalpack.scoring.thinking import split_r1_style
 from tests.conftest import (
     DATA_DIR,
     OLMES_REF,
@@ -23,20 +25,25 @@ from tests.conftest import (
     requires_shared,
     task_manager,
 )
+from tests.tasks.conftest import replay_file
 
 ROWS = DATA_DIR / "allenai__IFBench_test" / "default" / "train.jsonl"
 AUTHORS = SHARED / "reference" / "ifbench"
 OLMES_TASKS = {"ifbench_tulu": "ifbench::tulu", "ifbench_olmo3": "ifbench::olmo3:adapt"}
 
 
+def metric_names(task: str) -> list[str]:
+    text = (TASKS_DIR / "ifbench" / f"{task}.yaml").read_text().replace("!function", "")
+    return [m["metric"] for m in yaml.safe_load(text)["metric_list"]]
+
+
 def test_metrics_are_lm_evals_ifeval_names_and_one_pair_per_instruction_type():
-    config = yaml.safe_load(
-        (TASKS_DIR / "ifbench" / "ifbench_tulu.yaml").read_text().replace("!function", "")
-    )
-    names = [m["metric"] for m in config["metric_list"]]
+    names = metric_names("ifbench_tulu")
     levels = [f"{agg}_level_{st}_acc" for st in ("strict", "loose") for agg in ("prompt", "inst")]
     per_type = [f"{i}_{st}_acc" for i in registry.INSTRUCTION_TYPES for st in ("strict", "loose")]
     assert sorted(names) == sorted(levels + per_type) and len(names) == 4 + 2 * 58
+    # ifbench_olmo3 restates the list (an include replaces it whole) and adds the switch's count
+    assert metric_names("ifbench_olmo3") == names + ["thinking_unfinished"]
     record = {
         "instruction_id_list": ["format:list", "words:vowel"],
         "strict": [True, False],
@@ -176,3 +183,40 @@ def test_a_1mb_response_is_judged_inside_the_bound():
     records = tasks_ifbench.score_docs([[big]] * 3, docs)
     assert [r["strict"] for r in records] == [[True, False], [False, False], [False]]
     assert not any("scoring_failure" in r or "errors" in r for r in records)
+
+
+@requires_shared
+def test_olmo3_switch_scores_the_answer_after_the_thinking(mirror, tmp_path):
+    """ifbench_olmo3 with the thinking switch on: the checkers judge the text after the
+    reasoning, the record keeps the reasoning, outputs without `</think>` are counted; off, the
+    whole output is judged, as OLMES does without `process_output`."""
+    rows = read_jsonl(ROWS)[:8]
+    thought = "<think>\nHmm, LET me think, step by step, about THIS, carefully.\n</think>\n\n"
+    texts = [thought + row["prompt"] for row in rows[:6]] + [
+        "<think>" + row["prompt"] for row in rows[6:]
+    ]
+    completions = replay_file(
+        tmp_path,
+        [
+            {"key": f"allenai__IFBench_test/default/train#{i}", "completion": text}
+            for i, text in enumerate(texts)
+        ],
+    )
+    runs = {}
+    for switch in (True, False):
+        runs[switch] = out = replay_eval(
+            ["ifbench_olmo3"],
+            {"completions": completions},
+            limit=len(rows),
+            metadata={"process_output": "r1_style"} if switch else None,
+            log_samples=True,
+        )
+        for sample in out["samples"]["ifbench_olmo3"]:
+            text = sample["resps"][0][0]
+            judged = split_r1_style(text).answer if switch else text
+            expected = checkers.score_response(sample["doc"], judged)
+            record = sample["filtered_resps"][0]
+            assert (record["strict"], record["loose"]) == (expected["strict"], expected["loose"])
+            assert record.get("reasoning") == (split_r1_style(text).reasoning if switch else None)
+    assert runs[True]["results"]["ifbench_olmo3"]["thinking_unfinished,olmes"] == 2
+    assert "thinking_unfinished,olmes" not in runs[False]["results"]["ifbench_olmo3"]

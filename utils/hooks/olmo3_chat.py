@@ -1,18 +1,24 @@
 """lm-eval hooks for the instruction-following and chat tasks of OLMES's `olmo3:adapt` suite,
-`ifeval_olmo3` (OLMES `ifeval::olmo3:adapt`) and `alpaca_eval_v3_olmo3` (OLMES
-`alpaca_eval_v3::olmo3:adapt`): the Tulu 3 tasks' scorers (`ifeval`, `alpaca_eval`) applied to
+`ifeval_olmo3` (OLMES `ifeval::olmo3:adapt`), `ifbench_olmo3` (`ifbench::olmo3:adapt`) and
+`alpaca_eval_v3_olmo3` (OLMES `alpaca_eval_v3::olmo3:adapt`): the Tulu 3 tasks' scorers
+(`ifeval`, `ifbench`, `alpaca_eval`) applied to
 the answer after the reasoning when the thinking switch is on (`thinking_switch`), each doc's
 record keeping the reasoning beside the verdict and whether the thinking ended.
 """
 
 from __future__ import annotations
 
-from . import alpaca_eval, ifeval, thinking_switch
+from . import alpaca_eval, ifbench, ifeval, thinking_switch
 
 
 def load_ifeval(process_output=None, **kwargs):
     """`custom_dataset` hook: IFEval's docs with the run's thinking switch."""
     return thinking_switch.stamp(ifeval.load(**kwargs), process_output)
+
+
+def load_ifbench(process_output=None, **kwargs):
+    """`custom_dataset` hook: IFBench's docs (checked) with the run's thinking switch."""
+    return thinking_switch.stamp(ifbench.load(**kwargs), process_output)
 
 
 def load_alpaca_eval(process_output=None, **kwargs):
@@ -54,6 +60,8 @@ def counting_unfinished(process_results):
 
 score_ifeval = with_thinking(ifeval.score_docs)
 process_ifeval = counting_unfinished(ifeval.process_results)
+score_ifbench = with_thinking(ifbench.score_docs)
+process_ifbench = counting_unfinished(ifbench.process_results)
 judge_alpaca_eval = with_thinking(alpaca_eval.judge_outputs)
 process_alpaca_eval = counting_unfinished(alpaca_eval.process_results)
 
