@@ -209,30 +209,35 @@ def test_aime_rewards_read_the_answer_after_the_reasoning(env_mirror, task):
 GPQA_PHRASE = re.compile(r"Therefore, the answer is \(([A-D])\)")  # GPQA's answer_format_regex
 
 
+def gpqa_verdicts(gold_letters, texts, switch) -> list[tuple[float, float]]:
+    """(reward, answer_format_correct) of each text scored against a GPQA doc whose gold is the
+    given letter. Only numbers leave: a failure is reported without its traceback, whose frames
+    would show the docs."""
+    metadata = ON if switch == "on" else None
+    try:
+        by_label = {}
+        for data in env_data("gpqa_cot_olmo3", metadata, 12).values():
+            by_label.setdefault(data.doc["label"], data)
+        results = scored([by_label[g] for g in gold_letters], texts, metadata)
+        return [(reward, metric(s, "answer_format_correct")) for reward, s in results]
+    except Exception as exc:  # noqa: BLE001 (re-raised without the frames that hold GPQA text)
+        raise AssertionError(f"scoring GPQA failed ({type(exc).__name__})") from None
+
+
 def test_gpqa_rewards_are_olmes_verdicts_of_its_cascade(gpqa_dir, score_rows):  # noqa: F811
     """GPQA olmo3 reads the last exact phrase, else OLMES's olmo3 templates and letter regex,
     as MMLU olmo3 does: MMLU's rows without the phrase get OLMES's MMLU verdicts when scored
-    against a GPQA doc with the same gold letter (only letters and numbers compared)."""
+    against a GPQA doc with the same gold letter."""
     rows = [
         r
         for r in score_rows
         if r["task"].startswith("mmlu_") and not GPQA_PHRASE.search(r["completion"])
     ]
     assert len(rows) == 34
-    datas = {}
-    for switch, metadata in (("off", None), ("on", ON)):
-        by_label = {}
-        for data in env_data("gpqa_cot_olmo3", metadata, 12).values():
-            by_label.setdefault(data.doc["label"], data)
-        datas[switch] = [by_label[r["gold"]] for r in rows]
-    texts = [r["completion"] for r in rows]
-
-    def verdicts(switch, texts):
-        results = scored(datas[switch], texts, ON if switch == "on" else None)
-        return [(reward, metric(s, "answer_format_correct")) for reward, s in results]
-
-    off = verdicts("off", texts)
+    golds, texts = [r["gold"] for r in rows], [r["completion"] for r in rows]
+    off = gpqa_verdicts(golds, texts, "off")
     assert off == [(r["exact_match"], r["answer_format_correct"]) for r in rows]
     # on: OLMES's verdict (as off) on the text after the reasoning
-    assert verdicts("on", texts) == verdicts("off", [split_r1_style(t).answer for t in texts])
-    assert verdicts("on", texts) != off  # a reasoning held another answer
+    on = gpqa_verdicts(golds, texts, "on")
+    assert on == gpqa_verdicts(golds, [split_r1_style(t).answer for t in texts], "off")
+    assert on != off  # a reasoning held another answer
