@@ -40,6 +40,23 @@ def test_the_suite_lists_olmes_18_entries_in_its_order():
     assert unsafe == set(CODE)
 
 
+def test_every_runnable_entry_counts_unfinished_thinking():
+    """The thinking switch reaches every task of the suite: each declares `thinking_unfinished`
+    (its leaves, for a group), the count its scorers give when the switch is on."""
+    entries = catalog.suite_entries(catalog.load_suites(), "olmo3_adapt")
+    runnable = [e["task"] for e in entries if not e.get("not_buildable")]
+    assert len(runnable) == 13
+    leaves = [leaf for task in runnable for leaf in catalog.leaves(task)]
+    assert len(leaves) == 57 + 27 + 8 + 7 + 9  # MMLU, BBH, AGIEval, MATH, the 9 single tasks
+    without = [
+        leaf
+        for leaf in leaves
+        if "thinking_unfinished"
+        not in [m["metric"] for m in catalog.task_config(leaf).get("metric_list", [])]
+    ]
+    assert without == []
+
+
 def test_suite_show_names_every_entry_and_why_some_cannot_run():
     done = evalpack("suite", "show", "olmo3_adapt")
     assert done.returncode == 0, done.stderr
