@@ -1,9 +1,9 @@
 """lm-eval hooks for the instruction-following and chat tasks of OLMES's `olmo3:adapt` suite,
 `ifeval_olmo3` (OLMES `ifeval::olmo3:adapt`), `ifbench_olmo3` (`ifbench::olmo3:adapt`) and
 `alpaca_eval_v3_olmo3` (OLMES `alpaca_eval_v3::olmo3:adapt`): the Tulu 3 tasks' scorers
-(`ifeval`, `ifbench`, `alpaca_eval`) applied to
-the answer after the reasoning when the thinking switch is on (`thinking_switch`), each doc's
-record keeping the reasoning beside the verdict and whether the thinking ended.
+(`ifeval`, `ifbench`, `alpaca_eval`) applied to the answer after the reasoning when the thinking
+switch is on (`thinking_switch`), each doc's record keeping the reasoning beside the verdict and
+whether the thinking ended.
 """
 
 from __future__ import annotations
