@@ -58,8 +58,13 @@ def built(module_mirror, olmes_requests):
 def test_requests_identical_to_olmes_on_every_dev_record(built, olmes_requests):
     # 57 MMLU + 27 BBH + 8 AGIEval + 7 MATH subjects + GSM8K, 3 docs each
     assert len(olmes_requests) == 3 * (57 + 27 + 8 + 7 + 1)
-    for ref in olmes_requests:
-        (inst,) = built[ref["key"]]
+    instances = [built[ref["key"]][0] for ref in olmes_requests]
+    golds = scored_in_batches(
+        [family(ref["task"]) for ref in olmes_requests],
+        [""] * len(instances),
+        [i.doc for i in instances],
+    )
+    for ref, inst, scored in zip(olmes_requests, instances, golds):
         messages = json.loads(inst.args[0])
         assert messages == ref["messages"], ref["key"]
         assert sha(messages) == ref["sha256_messages"]
@@ -69,8 +74,7 @@ def test_requests_identical_to_olmes_on_every_dev_record(built, olmes_requests):
         expected = {k: ref["generation_kwargs"][k] for k in sent}
         assert sent == expected, ref["key"]
         assert inst.repeats == ref["repeats"] == 1
-        gold = olmo3_rules.score_docs(family(ref["task"]), [[""]], [inst.doc])[0]["gold"]
-        assert gold == ref["label"], ref["key"]
+        assert scored["gold"] == ref["label"], ref["key"]
 
 
 def olmo3_rows():
@@ -78,9 +82,26 @@ def olmo3_rows():
 
 
 def score_row(row, doc, switch):
-    docs = [{**doc, "process_output": switch}]
-    record = olmo3_rules.score_docs(family(row["task"]), [[row["completion"]]], docs)[0]
-    return record
+    return score_rows([row], [doc], switch)[0]
+
+
+def score_rows(rows, docs, switch):
+    """Each row's record, as the tasks' filters score it (switch: the docs' `process_output`)."""
+    families = [family(row["task"]) for row in rows]
+    docs = [{**doc, "process_output": switch} for doc in docs]
+    return scored_in_batches(families, [row["completion"] for row in rows], docs)
+
+
+def scored_in_batches(families, texts, docs):
+    """score_docs's records in the order given, one call per family (each call starts its
+    bounded workers: per doc, that start would cost more than the scoring)."""
+    records = [None] * len(texts)
+    for name in dict.fromkeys(families):
+        where = [i for i, f in enumerate(families) if f == name]
+        batch = olmo3_rules.score_docs(name, [[texts[i]] for i in where], [docs[i] for i in where])
+        for i, record in zip(where, batch):
+            records[i] = record
+    return records
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +124,8 @@ def test_olmes_verdicts_on_every_score_row_with_the_switch_off(docs_by_key):
     rows = olmo3_rows()
     assert len(rows) == 148
     compared = ("exact_match", "exact_match_simple", "exact_match_flex", "answer_format_correct")
-    for row in rows:
-        record = score_row(row, docs_by_key[row["key"]], "")
+    records = score_rows(rows, [docs_by_key[row["key"]] for row in rows], "")
+    for row, record in zip(rows, records):
         for metric in compared + ("model_answer", "model_answer_flex"):
             if metric in row:
                 assert record[metric] == row[metric], (row["id"], metric)
@@ -115,12 +136,14 @@ def test_olmes_verdicts_on_every_score_row_with_the_switch_off(docs_by_key):
 def test_switch_on_scores_what_follows_the_reasoning(docs_by_key):
     """With the switch on, each verdict is OLMES's extraction of the split answer (the same
     extraction the off-switch test checks against OLMES), and the reasoning is kept."""
+    rows = olmo3_rows()
+    docs = [docs_by_key[row["key"]] for row in rows]
+    thoughts = [split_r1_style(row["completion"]) for row in rows]
+    answers = [{**row, "completion": thought.answer} for row, thought in zip(rows, thoughts)]
     changed = 0
-    for row in olmo3_rows():
-        doc = docs_by_key[row["key"]]
-        on = score_row(row, doc, "r1_style")
-        thought = split_r1_style(row["completion"])
-        off_on_answer = score_row({**row, "completion": thought.answer}, doc, "")
+    for row, on, thought, off_on_answer in zip(
+        rows, score_rows(rows, docs, "r1_style"), thoughts, score_rows(answers, docs, "")
+    ):
         assert on["model_answer"] == off_on_answer["model_answer"], row["id"]
         assert on["exact_match"] == off_on_answer["exact_match"], row["id"]
         assert on["reasoning"] == thought.reasoning
