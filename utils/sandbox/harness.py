@@ -33,7 +33,7 @@ import time
 from functools import lru_cache
 
 from ..core.bounded import bounded_map
-from . import fresh, pool, view
+from . import fresh, held, pool, view
 from .budget import Budget, CandidateFailure
 from .errors import as_exception
 from .jobs import Job, Verdict
@@ -216,7 +216,7 @@ def run_job(job: Job) -> Verdict:
 def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     """The job, its candidate answering `plan`'s calls ahead; None if the test strayed from
     the plan (or the plan could not be sent)."""
-    slot = pool.current(job.zygote_prelude)
+    slot = pool.current(job.zygote_prelude, job.held_runtime)
     fresh.restore((job.trusted_prelude, job.test))  # as in a freshly forked worker
     budget = Budget(job.timeout, slot)
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
@@ -366,6 +366,8 @@ def run_jobs(jobs: list[Job], workers: int | None = None) -> list[Verdict]:
     if not jobs:
         return []
     view.prepare()  # once per process: what candidates read, held in memory
+    for folders in dict.fromkeys(job.held_runtime for job in jobs if job.held_runtime):
+        held.prepare(folders)  # once per process and folders: a full runtime, in memory
     longest = max(job.timeout for job in jobs)
     hard_bound = WALL_FACTOR * longest + WALL_EXTRA + KILL_GRACE + 30.0
     verdicts = []

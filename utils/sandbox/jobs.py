@@ -18,6 +18,9 @@ class Job:
     pure: tuple[str, ...] = ()  # trusted: functions the test defines whose results depend on
     #                             their arguments alone, computed once per worker (see `memo`)
     full_runtime: bool = False  # the whole installation, not the in-memory view (see `view`)
+    held_runtime: tuple[str, ...] = ()  # full-runtime jobs: instead of the installation on
+    #                                     disk, a copy held in memory of the view and these
+    #                                     folders (see `held`)
     zygote_prelude: str = ""  # trusted: code the job's zygote runs once, before it forks
     #                           candidates (imports every one of them makes); full-runtime
     #                           jobs only (see `zygote`)
@@ -27,6 +30,8 @@ class Job:
     def __post_init__(self) -> None:
         if self.zygote_prelude and not self.full_runtime:
             raise ValueError("a zygote prelude is for full-runtime jobs only")
+        if self.held_runtime and not self.full_runtime:
+            raise ValueError("a held runtime is for full-runtime jobs only")
 
 
 @dataclass

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections import OrderedDict
 
-from . import cgroups, view
+from . import cgroups, held, view
 from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, MAX_MESSAGE, UID_BASE, UID_SLOTS
 from .messages import encode_message, remember
 from .protocol import NotPlainData, to_wire
@@ -64,22 +64,27 @@ def probe() -> str:
 
 class Slot:
     """A zygote serving this process, with the slot's uid (held by a lock file), that ran
-    `prelude` at set-up (see `zygote`)."""
+    `prelude` at set-up (see `zygote`) and shows its candidates the held runtime of `folders`
+    (`Job.held_runtime`) or, with none, the in-memory view."""
 
-    def __init__(self, prelude: str = "") -> None:
+    def __init__(self, prelude: str = "", folders: tuple[str, ...] = ()) -> None:
         self.owner = os.getpid()
         self.prelude = prelude
+        self.folders = folders
         self._left = None
         self.uid, self._lock = _claim_uid()
         self._affinity = _pin(self.uid)  # the CPUs this process had, given back by close()
         self._plans: OrderedDict[str, None] = OrderedDict()  # the zygote's, mirrored
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
-        shown = view.current()  # what candidates can read, in memory (`view`), if built
+        # what candidates can read, in memory (`view`, `held`), if built; a held runtime is
+        # the whole of it (without one, full-runtime jobs read the installation on disk)
+        whole = held.current(folders) if folders else None
+        shown = view.current() if whole is None else whole
         shown_fd = "-" if shown is None else str(shown)
         with tempfile.TemporaryFile() as errors:  # the zygote's stderr: why a set-up failed
             self.zygote = subprocess.Popen(
-                _zygote(str(theirs.fileno()), str(self.uid), shown_fd, prelude),
+                _zygote(str(theirs.fileno()), str(self.uid), shown_fd, prelude, str(bool(whole))),
                 pass_fds=[theirs.fileno()] + ([] if shown is None else [shown]),
                 stdin=subprocess.DEVNULL,
                 stderr=errors,
@@ -253,16 +258,17 @@ def _taken(path: str) -> bool:
 _SLOT: Slot | None = None
 
 
-def current(prelude: str = "") -> Slot:
-    """This process's slot for jobs whose zygote prelude is `prelude`, started (or replaced:
-    broken, or set up with another prelude) when needed."""
+def current(prelude: str = "", folders: tuple[str, ...] = ()) -> Slot:
+    """This process's slot for jobs whose zygote prelude is `prelude` and held runtime
+    `folders`, started (or replaced: broken, or set up for other jobs) when needed."""
     global _SLOT
-    if _SLOT is not None and not (_SLOT.healthy() and _SLOT.prelude == prelude):
+    fits = _SLOT is not None and (_SLOT.prelude, _SLOT.folders) == (prelude, folders)
+    if _SLOT is not None and not (_SLOT.healthy() and fits):
         if _SLOT.owner == os.getpid():
             _SLOT.close()
         _SLOT = None
     if _SLOT is None:
-        _SLOT = Slot(prelude)
+        _SLOT = Slot(prelude, folders)
     return _SLOT
 
 

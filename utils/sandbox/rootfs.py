@@ -130,10 +130,11 @@ def _mount_proc(target: str) -> None:
         _bind_readonly("/proc", target)
 
 
-def build_root(view_fd: int | None = None) -> None:
+def build_root(view_fd: int | None = None, whole: bool = False) -> None:
     """The minimal read-only root, built in the zygote's private mount namespace; chroot.
     With `view_fd` (the trusted side's in-memory view, see `view`) the root shows the view,
-    and the whole installation waits under FULL for full-runtime jobs (`runtime`)."""
+    and the whole installation waits under FULL for full-runtime jobs (`runtime`), unless the
+    view is `whole` (a held runtime, `held`: nothing on disk is shown to any candidate)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     paths = runtime_paths()
     # held open (O_PATH) so that they can still be bound once the host's /tmp is hidden
@@ -147,13 +148,8 @@ def build_root(view_fd: int | None = None) -> None:
         top = [f"/{name}" for name in os.listdir(VIEW) if name != "tmp"]
         below = os.listdir(VIEW + "/tmp") if os.path.isdir(VIEW + "/tmp") else []
         shown = [(VIEW + path, path) for path in top + [f"/tmp/{name}" for name in below]]
-        os.mkdir(ROOT + FULL)
-        _mount("tmpfs", ROOT + FULL, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
-        for path in paths:
-            source = held.get(path, path)  # (the host's /tmp is hidden by now: use what was held)
-            if os.path.isdir(source) and not os.path.islink(path):
-                _place(source, ROOT + FULL + path)
-                _full.append(path)
+        if not whole:
+            _wait_under_full(paths, held)
     for source, path in shown:
         if _is_under_tmp(path):
             _place(source, ROOT + STAGED + path)
@@ -176,6 +172,17 @@ def build_root(view_fd: int | None = None) -> None:
     _mount(None, ROOT, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
     os.chroot(ROOT)
     os.chdir("/")
+
+
+def _wait_under_full(paths: list[str], held: dict[str, str]) -> None:
+    """The whole installation, bound read-only under FULL for full-runtime jobs (`runtime`)."""
+    os.mkdir(ROOT + FULL)
+    _mount("tmpfs", ROOT + FULL, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0700")
+    for path in paths:
+        source = held.get(path, path)  # (the host's /tmp is hidden by now: use what was held)
+        if os.path.isdir(source) and not os.path.islink(path):
+            _place(source, ROOT + FULL + path)
+            _full.append(path)
 
 
 def fresh_scratch(uid: int) -> None:

@@ -1,7 +1,7 @@
 """The untrusted side of `evalpack.execution`: a zygote interpreter that forks one sandboxed
 candidate process per job. It never receives a test or an expected value.
 
-    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID VIEW_FD PRELUDE  # serve a slot
+    python -I -m evalpack.sandbox.zygote LEVEL CONTROL_FD UID VIEW_FD PRELUDE WHOLE  # a slot
     python -I -m evalpack.sandbox.zygote LEVEL probe           # print the isolation reached
 
 LEVEL is "auto", or "session+limits" to force the fallback (the harness passes the user's
@@ -94,10 +94,11 @@ class State:
         )
 
 
-def set_up(level: str, uid: int | None, view_fd: int | None = None) -> State:
+def set_up(level: str, uid: int | None, view_fd: int | None = None, whole: bool = False) -> State:
     """Enter full isolation where this host allows it (and `level` is not FALLBACK). `uid`
     None: a probe, which prepares a cgroup of its own without joining it. `view_fd`: the
-    in-memory view of the installation the candidates see (`view`), if the harness has one."""
+    in-memory view of the installation the candidates see (`view`), if the harness has one;
+    `whole`: it is a held runtime (`held`), all that full-runtime jobs see too."""
     for module in PRELOADED:
         __import__(module)
     full = level != FALLBACK and os.geteuid() == 0 and rootfs.enter_namespaces()
@@ -109,7 +110,7 @@ def set_up(level: str, uid: int | None, view_fd: int | None = None) -> State:
             group = cgroups.join_slot(uid)
         else:
             group = cgroups.prepare("probe")
-        rootfs.build_root(view_fd)
+        rootfs.build_root(view_fd, whole)
         rootfs.fresh_scratch(0)
     elif view_fd is not None:
         os.close(view_fd)
@@ -335,14 +336,19 @@ def _run_prelude(source: str, state: State) -> None:
 
 
 def serve(
-    level: str, control: socket.socket, uid: int, view_fd: int | None, prelude: str = ""
+    level: str,
+    control: socket.socket,
+    uid: int,
+    view_fd: int | None,
+    prelude: str = "",
+    whole: bool = False,
 ) -> None:
     """Answer spawn requests: fork a candidate, send back its pid and a pidfd for it. The
     trusted side kills it and waits for it through the pidfd; children are reaped here. Any
     error ends the zygote quietly: the harness starts a fresh one."""
     rootfs.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     rootfs.libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    state = set_up(level, uid, view_fd)
+    state = set_up(level, uid, view_fd, whole)
     if prelude:
         _run_prelude(prelude, state)
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
@@ -374,4 +380,4 @@ if __name__ == "__main__":
     else:
         view_fd = int(sys.argv[4]) if sys.argv[4] != "-" else None
         control = socket.socket(fileno=int(sys.argv[2]))
-        serve(sys.argv[1], control, int(sys.argv[3]), view_fd, sys.argv[5])
+        serve(sys.argv[1], control, int(sys.argv[3]), view_fd, sys.argv[5], sys.argv[6] == "True")

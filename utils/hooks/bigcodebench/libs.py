@@ -18,17 +18,24 @@ PyPI wheel of llama-index-core 0.10.30 vendors them (pinned by its sha256 below)
 
 `EVALPACK_BIGCODEBENCH_LIBS` names another folder (it must lie inside the Python installation
 or the venv: the sandbox shows candidates nothing else).
+
+The replayed verdict's jobs (the recording run and the replay) read the folder from a copy held
+in memory for the run (`held_folders`, the sandbox's `Job.held_runtime`), never from the disk,
+whose page cache the first run's programs share.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -71,6 +78,39 @@ def requirements_file() -> Path:
 
 def nltk_data() -> Path:
     return folder() / NLTK_DATA
+
+
+def held_folders(libs: str, modules: tuple[str, ...]) -> tuple[str, ...]:
+    """What the replayed verdict's jobs hold in memory besides the sandbox's view
+    (`Job.held_runtime`): the libraries' folder `libs`; without one (the pack's own tests,
+    which run on the environment's packages), the folders of the installed distributions that
+    provide `modules`, with everything they require (extras aside)."""
+    if libs:
+        return (libs,)
+    return _environment_folders(tuple(sorted({name.split(".")[0] for name in modules})))
+
+
+@cache
+def _environment_folders(tops: tuple[str, ...]) -> tuple[str, ...]:
+    providers = importlib.metadata.packages_distributions()
+    wanted = [name for top in tops for name in providers.get(top, ())]
+    seen, folders = set(), set()
+    while wanted:
+        name = wanted.pop()
+        if name.lower() in seen:
+            continue
+        seen.add(name.lower())
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for path in distribution.files or ():
+            if path.parts[0] != "..":  # (its scripts, outside the packages' folder)
+                folders.add(str(distribution.locate_file(path.parts[0])))
+        for requirement in distribution.requires or ():
+            if not re.search(r";.*\bextra\b", requirement):
+                wanted.append(re.match(r"[A-Za-z0-9._-]+", requirement).group())
+    return tuple(sorted(folders))
 
 
 def install() -> int:

@@ -116,7 +116,9 @@ def job(doc: dict, program: str, libs: str = "", answerless: bool = False) -> ex
     the folder `libs` (BigCodeBench's libraries) first on its path: a full-runtime job (it
     sees the whole installation, not the sandbox's in-memory view; docs/security.md). With
     `answerless`, the recording run of `pass_at_1_replayed`: the test without its answers
-    (`answerless`), and what the program did comes back as `Verdict.kept`."""
+    (`answerless`), and what the program did comes back as `Verdict.kept`; it reads the
+    installation from a copy held in memory (`held_runtime`), never from the disk, whose page
+    cache the first run's programs, which saw the answers, share."""
     names, imports = test_plan(doc["test"])
     if answerless:  # (a replay of a test that runs the program's files as code: none)
         unsafe.check(doc["test"])
@@ -136,10 +138,16 @@ def job(doc: dict, program: str, libs: str = "", answerless: bool = False) -> ex
         entry_point=ENTRY_POINT,
         timeout=doc["timeout"],
         trusted_prelude=sources.trusted_check(),
-        full_runtime=True,  # its libraries, on disk: the candidate's view is not pinned
+        full_runtime=True,  # its libraries (on disk in the first run)
+        held_runtime=held_runtime(libs) if answerless else (),
         zygote_prelude=sources.zygote_prelude(libs, PRELOADED),
         max_result=rounds.RECORD_LIMIT,  # its record, capped before it is read
     )
+
+
+def held_runtime(libs: str) -> tuple[str, ...]:
+    """The folders the replayed verdict's jobs (recording, replay) read from memory."""
+    return bigcodebench_libs.held_folders(libs, PRELOADED)
 
 
 def private_tmp() -> bool:
@@ -162,6 +170,7 @@ def replay_job(doc: dict, record: str, libs: str = "") -> execution.Job:
         timeout=doc["timeout"],
         trusted_prelude=sources.trusted_check(),
         full_runtime=True,
+        held_runtime=held_runtime(libs),
         zygote_prelude=sources.zygote_prelude(libs, PRELOADED),
     )
 
