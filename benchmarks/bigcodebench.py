@@ -42,6 +42,7 @@ from evalpack.hooks.bigcodebench import libs as bigcodebench_libs
 from evalpack.hooks.bigcodebench import sources as bigcodebench_sources
 from evalpack.hooks.bigcodebench import task as bigcodebench
 from evalpack.hooks.bigcodebench.trusted import check as trusted_check
+from evalpack.sandbox import held
 
 # The baseline's driver: a fresh interpreter with the benchmark's libraries first on its path;
 # it forks one process per program (as BigCodeBench's untrusted_check) and prints one JSON
@@ -264,6 +265,7 @@ def main() -> None:
     print(f"evalpack pass_at_1_real_values: {passed - len(MADE)}/{len(ours)}; on values the "
           f"program made: {MADE or 'none'}")  # fmt: skip
     replay_summary()
+    print(f"{held.describe()} (the recording runs' and replays' runtime, in their time above)")
     for (doc, (p, r)), (_, (bp, br)) in zip(ours, base):
         if not (p and bp):
             print(

@@ -25,6 +25,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 import time
 
@@ -55,6 +56,9 @@ def contents(folders: tuple[str, ...]) -> view.Tree:
     before = set(tree.files)
     for folder in folders:
         tree.add(folder)
+    python = os.path.dirname(sys.executable)  # the names a program runs this Python by
+    for name in ("python", "python3", "python{}.{}".format(*sys.version_info)):
+        tree.add(os.path.join(python, name))
     for name in PROGRAMS:
         found = shutil.which(name, path=SEARCHED)
         if found:
