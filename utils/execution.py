@@ -12,7 +12,9 @@ test will make (HumanEval+'s `inputs`; see `evalpack.sandbox.plans`), and `pure`
 functions the test defines whose results depend on their arguments alone (HumanEval+'s
 `ref_func`; see `evalpack.sandbox.memo`). A candidate reads an in-memory copy of the standard
 library and numpy (so that the page cache carries nothing between jobs); `full_runtime=True`
-shows it the whole installation on disk instead (BigCodeBench's jobs; docs/security.md), and
+shows it the whole installation on disk instead (BigCodeBench's jobs; docs/security.md), or
+with `held_runtime=(folders)` an in-memory copy of the view, those folders and a few programs
+and system files (BigCodeBench's recording runs and replays; `evalpack.sandbox.held`), and
 `zygote_prelude`, trusted code the zygote of such jobs runs once before forking their
 candidates (BigCodeBench's library imports; jobs with another prelude get another zygote).
 `run_jobs(jobs)` returns, in order, one

@@ -219,3 +219,31 @@ def test_a_candidate_sees_the_in_memory_view_and_a_full_runtime_job_the_installa
     assert verdicts[0].output.strip() == "[]", verdicts[0].output  # nothing outside the view
     if os.path.exists("/usr/bin/gcc"):
         assert "/usr/bin/gcc" in verdicts[1].output, verdicts[1].output  # the whole runtime
+
+
+HELD_CHECK = """
+import os, sys
+print(sorted(path for path in ("/usr/bin/gcc", "/.full", sys.prefix + "/bin/pip", "/usr/bin/tar")
+             if os.path.exists(path)))
+"""
+
+
+@needs_root
+def test_a_held_runtime_job_reads_its_copy_in_memory_only(disk_file):
+    """A job with a held runtime (`Job.held_runtime`: BigCodeBench's recording runs and
+    replays) reads copies in memory of the view and its folders, never the disk: a file it
+    holds, evicted from the host's cache, needs no I/O there, and nothing else on disk (a
+    compiler, pip, the detached full runtime) is in its root; held programs are."""
+    os.chmod(disk_file, 0o644)  # (a candidate's uid reads it)
+    fields = {"full_runtime": True, "held_runtime": (disk_file,)}
+    probe = job(with_target(PROBE, disk_file) + HONEST, **fields)
+    shown = job(program(HELD_CHECK) + HONEST, **fields)
+    run_jobs([job(HONEST, **fields)], workers=1)  # (the copy, made at the first such job)
+    evicted(disk_file)
+    verdicts = run_jobs([probe, shown, job(HONEST)], workers=1)
+    assert all(verdict.passed for verdict in verdicts), verdicts
+    seen = json.loads(verdicts[0].output)
+    assert seen["majflt (getrusage)"] == seen["majflt (/proc/self/stat)"] == 0, seen
+    assert seen["inblock (getrusage)"] == 0 and seen["read_bytes (/proc/self/io)"] in (0, None)
+    assert seen["fault-around kB"] > 4, seen  # every neighbour of a touched page is there
+    assert verdicts[1].output.strip() == str(["/usr/bin/tar"]), verdicts[1].output

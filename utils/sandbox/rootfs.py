@@ -7,7 +7,8 @@
   tmpfs at /tmp. The repository, the data, /root, /home, /sys and the host's /tmp, /run and
   /dev/shm do not exist in it. The whole runtime (/usr, /etc, the Python installation and the
   venv) waits under FULL for full-runtime jobs, and every other candidate detaches it
-  (`runtime`); without a view, the root shows the whole runtime instead;
+  (`runtime`); without a view, the root shows the whole runtime instead; with a held runtime
+  (`held`: the view and more, in memory) the root shows it alone, and nothing waits under FULL;
 * per job, /tmp is replaced by a fresh, size-capped tmpfs, so nothing a job wrote reaches the
   next;
 * `clone_into_new_namespaces`: the fork that makes a candidate init of its own PID namespace

@@ -18,7 +18,8 @@ minimal read-only root (see `rootfs`); at every level, the seccomp filter is com
 PRELUDE (trusted code from the jobs' task, usually empty) runs last, once: imports that every
 candidate of the slot would make (BigCodeBench's libraries), so that each is forked with them
 done. Such a zygote serves full-runtime jobs only, and shows itself the whole installation
-first (`rootfs.show_full_runtime`), so that what it loads is where its candidates find it.
+first (`rootfs.show_full_runtime`; with a held runtime, WHOLE, that is its root already), so
+that what it loads is where its candidates find it.
 
 Per job: a fresh /tmp, then the candidate is cloned into new PID and IPC namespaces (see
 `rootfs`); it drops to the slot's unprivileged uid, takes its resource limits and runs the
