@@ -44,6 +44,9 @@ PROGRAMS = (
 )  # fmt: skip
 SEARCHED = "/usr/bin:/bin:/usr/sbin:/sbin"
 SHARED = ("/usr/share/fonts", "/usr/share/misc/magic.mgc", "/usr/lib/file/magic.mgc")
+# left out of the folders: their test suites (a package named `test` stays: `django.test`,
+# `gensim.test.utils` are public modules)
+SKIPPED = ("tests",)
 ETC_SKIPPED = ("alternatives",)  # links to programs: those in PROGRAMS come with them
 
 _lock = threading.Lock()
@@ -54,6 +57,7 @@ def contents(folders: tuple[str, ...]) -> view.Tree:
     """Everything a job holding `folders` may read, as paths of this host."""
     tree = view.contents()
     before = set(tree.files)
+    tree.skipped = SKIPPED
     for folder in folders:
         tree.add(folder)
     python = os.path.dirname(sys.executable)  # the names a program runs this Python by

@@ -54,6 +54,7 @@ class Tree:
     """The view's content as paths of this host: directories, symbolic links, files."""
 
     def __init__(self) -> None:
+        self.skipped = SKIPPED  # folders `add` leaves out
         self.dirs: set[str] = {"/"}
         self.links: dict[str, str] = {}
         self.files: set[str] = set()
@@ -87,7 +88,7 @@ class Tree:
             self.walked.add(real)
             self.add_dir(real)
             for root, dirs, files in os.walk(real):
-                dirs[:] = [d for d in dirs if d not in SKIPPED and not d.startswith("config-")]
+                dirs[:] = [d for d in dirs if d not in self.skipped and not d.startswith("config-")]
                 for name in dirs + files:
                     entry = os.path.join(root, name)
                     if os.path.islink(entry):
