@@ -39,8 +39,9 @@ PROGRAMS = (
     "sort", "uniq", "cut", "tr", "date", "pwd", "seq", "basename", "dirname", "tee", "md5sum",
     "sha256sum", "du", "df", "stat", "readlink", "realpath", "mktemp", "find", "xargs", "grep",
     "egrep", "sed", "awk", "diff", "cmp", "tar", "gzip", "gunzip", "zcat", "bzip2", "xz", "zip",
-    "unzip", "which", "file", "kill", "ps", "uname", "whoami", "id", "hostname", "nproc",
-    "timeout", "yes", "expr", "ldconfig", "fc-list",
+    "unzip", "split", "which", "file", "kill", "ps", "pgrep", "pkill", "top", "ping", "uname",
+    "whoami", "id", "hostname", "nproc", "nohup", "timeout", "yes", "expr", "ldconfig",
+    "fc-list",
 )  # fmt: skip
 SEARCHED = "/usr/bin:/bin:/usr/sbin:/sbin"
 SHARED = ("/usr/share/fonts", "/usr/share/misc/magic.mgc", "/usr/lib/file/magic.mgc")
