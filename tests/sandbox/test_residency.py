@@ -247,3 +247,70 @@ def test_a_held_runtime_job_reads_its_copy_in_memory_only(disk_file):
     assert seen["inblock (getrusage)"] == 0 and seen["read_bytes (/proc/self/io)"] in (0, None)
     assert seen["fault-around kB"] > 4, seen  # every neighbour of a touched page is there
     assert verdicts[1].output.strip() == str(["/usr/bin/tar"]), verdicts[1].output
+
+
+# a candidate touching every page of every file it inherited mapped from its zygote
+MAPPED_PROBE = """
+import ctypes, mmap, resource
+faults = pages = 0
+for line in open("/proc/self/maps"):
+    fields = line.split(maxsplit=5)
+    if len(fields) == 6 and fields[5].startswith("/") and fields[1].startswith("r"):
+        start, end = (int(x, 16) for x in fields[0].split("-"))
+        memory = (ctypes.c_char * (end - start)).from_address(start)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+        for offset in range(0, end - start, mmap.PAGESIZE):
+            memory[offset]
+        faults += resource.getrusage(resource.RUSAGE_SELF).ru_majflt - before
+        pages += (end - start) // mmap.PAGESIZE
+print(pages, faults)
+"""
+
+
+def disk_files_mapped(pid):
+    """{path: (size, resident kB, locked) of its largest mapping} for each file of the host's
+    disk (not of the view, which is memory) that process `pid` maps."""
+    mappings = []
+    with open(f"/proc/{pid}/smaps") as fh:
+        for line in fh:
+            fields = line.split(maxsplit=5)
+            if "-" in fields[0]:  # a mapping's header: address, mode, offset, device, inode, path
+                path = fields[5].strip() if len(fields) == 6 else ""
+                on_disk = os.path.isfile(path) and os.stat(path).st_ino == int(fields[4]) != 0
+                mappings.append({"path": path if on_disk else None})
+            elif fields[0] in ("Size:", "Rss:"):
+                mappings[-1][fields[0]] = int(fields[1])
+            elif fields[0] == "VmFlags:":
+                mappings[-1]["locked"] = "lo" in line.split()
+    largest = {}
+    for mapping in mappings:
+        if mapping["path"] and mapping["Size:"] > largest.get(mapping["path"], (0, 0))[0]:
+            largest[mapping["path"]] = (mapping["Size:"], mapping["Rss:"], mapping["locked"])
+    return largest
+
+
+@needs_root
+def test_every_file_a_candidate_inherits_mapped_is_held_in_memory():
+    """The zygote maps files of the host's disk before it enters its root (its interpreter,
+    the C libraries and extension modules it loaded, the locale); its candidates inherit those
+    mappings, so each file is mapped whole and locked while the zygote lives: no page of them
+    can be evicted, and a candidate touching all of them, after the host evicted them, has no
+    major fault."""
+    from evalpack.sandbox import pool, view
+
+    view.prepare()
+    slot = pool.current()
+    try:
+        mapped = disk_files_mapped(slot.zygote.pid)
+    finally:
+        pool.close()
+    assert any("libpython" in path or "python3" in path for path in mapped), mapped
+    for path, (size_kb, resident_kb, locked) in mapped.items():
+        whole = -(-os.path.getsize(path) // 4096) * 4  # kB
+        assert size_kb >= whole and resident_kb == size_kb and locked, (path, mapped[path])
+    for path in mapped:
+        evicted(path)
+    verdict = run_jobs([job(program(MAPPED_PROBE) + HONEST)], workers=1)[0]
+    assert verdict.passed, verdict
+    pages, faults = map(int, verdict.output.split())
+    assert pages > 1000 and faults == 0, verdict.output

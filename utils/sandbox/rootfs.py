@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import mmap
 import os
 import re
 import signal
@@ -49,6 +50,10 @@ FULL = "/.full"  # the whole installation, for full-runtime jobs only (see `runt
 _full: list[str] = []  # what FULL holds, each bound at its own path for such a job
 
 libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+libc.mmap.argtypes += [ctypes.c_long]
+_held_files: list[tuple[int, int]] = []  # (address, size) of each file `hold_mapped_files` holds
 _python = ctypes.PyDLL(None, use_errno=True)  # calls keep the GIL, as around fork() in os.fork
 
 
@@ -184,6 +189,34 @@ def _wait_under_full(paths: list[str], held: dict[str, str]) -> None:
         if os.path.isdir(source) and not os.path.islink(path):
             _place(source, ROOT + FULL + path)
             _full.append(path)
+
+
+def hold_mapped_files() -> None:
+    """Every file this zygote has mapped from the host's disk (its interpreter, reachable from a
+    candidate as /proc/self/exe too, the C libraries and extension modules it loaded before it
+    entered its root, the locale), mapped whole and locked in memory while it lives. Its
+    candidates inherit those mappings: a page of them that could be evicted would show another
+    job's reads of the same file (major faults, fault-around), as the view's files would not
+    (`view`). Called before the zygote joins its slot's memory group: what it loads is charged
+    to the caller's, as the view's pages are."""
+    with open("/proc/self/maps") as maps:
+        entries = [line.rstrip("\n").split(maxsplit=5) for line in maps]
+    paths = {
+        e[5]
+        for e in entries
+        if len(e) == 6 and e[5].startswith("/") and e[4] != "0" and not e[5].endswith(" (deleted)")
+    }
+    for path in sorted(paths):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            at = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+            if at in (None, ctypes.c_void_p(-1).value):
+                raise OSError(ctypes.get_errno(), f"mmap {path}")
+            _held_files.append((at, size))
+            check(libc.mlock(ctypes.c_void_p(at), ctypes.c_size_t(size)), f"mlock {path}")
+        finally:
+            os.close(fd)
 
 
 def fresh_scratch(uid: int) -> None:

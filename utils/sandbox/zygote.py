@@ -107,6 +107,8 @@ def set_up(level: str, uid: int | None, view_fd: int | None = None, whole: bool 
     bpf = seccomp.build(families, zygote_clones=full) if seccomp.available() else None
     group = None
     if full:  # from here on a failure is fatal: never a half-isolated zygote
+        if view_fd is not None:  # (its residency constant, as the view's)
+            rootfs.hold_mapped_files()
         if uid is not None:
             group = cgroups.join_slot(uid)
         else:
