@@ -20,7 +20,7 @@ class Job:
     full_runtime: bool = False  # the whole installation, not the in-memory view (see `view`)
     held_runtime: tuple[str, ...] = ()  # full-runtime jobs: instead of the installation on
     #                                     disk, a copy held in memory of the view and these
-    #                                     folders (see `held`)
+    #                                     folders (or files; see `held`)
     zygote_prelude: str = ""  # trusted: code the job's zygote runs once, before it forks
     #                           candidates (imports every one of them makes); full-runtime
     #                           jobs only (see `zygote`)
