@@ -80,21 +80,29 @@ def nltk_data() -> Path:
     return folder() / NLTK_DATA
 
 
-def held_folders(libs: str, modules: tuple[str, ...]) -> tuple[str, ...]:
-    """What the replayed verdict's jobs hold in memory besides the sandbox's view
-    (`Job.held_runtime`): the libraries' folder `libs`; without one (the pack's own tests,
-    which run on the environment's packages), the folders of the installed distributions that
-    provide `modules`, with everything they require (extras aside)."""
-    if libs:
-        return (libs,)
-    return _environment_folders(tuple(sorted({name.split(".")[0] for name in modules})))
+# What every Python environment has besides the standard library, which the libraries' own code
+# imports from the environment (librosa's `pkg_resources`: BigCodeBench/227)
+BASE = ("setuptools", "pip", "wheel")
 
 
 @cache
-def _environment_folders(tops: tuple[str, ...]) -> tuple[str, ...]:
+def held_folders(libs: str, modules: tuple[str, ...]) -> tuple[str, ...]:
+    """What the replayed verdict's jobs hold in memory besides the sandbox's view
+    (`Job.held_runtime`): the libraries' folder `libs` and the installed BASE distributions;
+    without `libs` (the pack's own tests, which run on the environment's packages), the
+    installed distributions that provide `modules` instead of the folder. Each distribution
+    with everything it requires (extras aside)."""
     providers = importlib.metadata.packages_distributions()
-    wanted = [name for top in tops for name in providers.get(top, ())]
-    seen, folders = set(), set()
+    names = set(BASE)
+    if not libs:
+        names.update(name for module in modules for name in providers.get(module.split(".")[0], ()))
+    return ((libs,) if libs else ()) + _installed(tuple(sorted(names)))
+
+
+def _installed(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders and top-level files of the installed distributions `names` and of all they
+    require (extras aside), as paths."""
+    wanted, seen, folders = list(names), set(), set()
     while wanted:
         name = wanted.pop()
         if name.lower() in seen:
