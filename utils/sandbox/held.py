@@ -107,8 +107,13 @@ def prepare(folders: tuple[str, ...]) -> int | None:
             try:
                 tree = contents(folders)
                 fd = view.build(tree)
-            except (OSError, subprocess.SubprocessError):
+            except (OSError, subprocess.SubprocessError) as exc:
                 _built[folders] = {"fd": None}
+                print(  # said once per process: those jobs lose a protection (docs/security.md)
+                    f"evalpack.execution: the held runtime could not be built ({exc}); its jobs "
+                    "read the installation on disk, whose page cache other jobs can set",
+                    file=sys.stderr,
+                )
                 return None
             _built[folders] = {
                 "fd": fd,
