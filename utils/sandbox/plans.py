@@ -16,6 +16,7 @@ candidate would not receive anyway.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import pickle
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,7 +41,8 @@ def plan_for(source: str) -> Plan | None:
         expression = compile(source, "<calls>", "eval")  # trusted, as the test is
         calls = [tuple(args) for args in eval(expression, {})]
         arguments = [list(args) for args in calls]
-        to_wire(arguments, numpy_scalars=False)  # plain data (so marshal carries it exactly)
+        to_wire(arguments, numpy_scalars=False)  # plain data
+        marshal.dumps(arguments)  # which marshal carries exactly (not a Counter or a match)
     except (Exception, RecursionError):  # noqa: BLE001 (a plan is optional)
         return None
     fingerprints = tuple(map(fingerprint, calls))

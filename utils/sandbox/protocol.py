@@ -1,20 +1,22 @@
 """The wire format between the harness and a candidate: plain data only, as a flat token list.
 
-Plain data: None, bool, int (any size), float (inf and nan included), str, bytes, and lists,
-tuples, sets, frozensets and dicts of those; exact types (a subclass, e.g. an int with a rigged
-`__eq__`, is refused); a numpy scalar travels as the Python value it holds. A message is a
+Plain data: None, bool, int (any size), float (inf and nan included), complex, str, bytes, and
+lists, tuples, sets, frozensets, dicts and `collections.Counter`s of those; exact types (a
+subclass, e.g. an int with a rigged `__eq__`, is refused); a numpy scalar travels as the Python
+value it holds; a `re.Match` travels as the data it holds and arrives as a stand-in that answers
+from it (`matches`: its pattern is never run on the receiving side). A message is a
 4-byte length and a body (`to_wire`): a 4-byte length, a JSON array of (tag, payload) pairs in
 prefix order (a container is its tag and its length, followed by its items), then a binary
 section. The JSON has no nesting, so neither side recurses: a value of any depth crosses, and
 the only RecursionError a test sees is the one plain Python would raise comparing it. Big
 integers travel in hexadecimal (linear time both ways, exempt from Python's 4300-digit limit
-on decimal conversion). Long strings travel as UTF-8 in the binary section (HumanEval/15
-returns 147 MB of them: JSON would escape and scan every character), long bytes as they are. A long list is packed
-where it can be, so that C code handles it: integers alone (HumanEval/100 returns a million) as
-64-bit integers in the binary section; floats and small integers (HumanEval/130 returns a
-million of them mixed) as their IEEE doubles there (bit for bit) with the positions of the
-integers; other scalars that JSON carries exactly (None, bool, small int,
-float, str) as one JSON array. A short value of those scalars and of lists and str-keyed dicts
+on decimal conversion); a complex number as the IEEE doubles of its parts (bit for bit). Long
+strings travel as UTF-8 in the binary section (HumanEval/15 returns 147 MB of them: JSON would
+escape and scan every character), long bytes as they are. A long list is packed where it can
+be, so that C code handles it: integers alone (HumanEval/100 returns a million) as 64-bit
+integers in the binary section; floats and small integers (HumanEval/130 returns a million of
+them mixed) as their IEEE doubles there (bit for bit) with the positions of the integers; other
+scalars that JSON carries exactly (None, bool, small int, float, str) as one JSON array. A short value of those scalars and of lists and str-keyed dicts
 of them (most answers: `{"result": True}`) is a body of its own, plain JSON (`SHORT`), which the
 C codec reads without the token loop.
 
@@ -34,23 +36,28 @@ import math
 import re
 import struct
 import sys
+from collections import Counter
 from collections.abc import Callable
 
+from . import matches
 from .limits import MAX_MESSAGE, MAX_VALUES
 from .packed import JSON_EXACT, PACK_FROM, SAFE_INT, UNPACK, Binary, NotPlainData, pack
 
 CHECK_EVERY = 4096  # values decoded between two calls of `check`
 INSERTS_PER_CHECK = 16  # set / dict insertions between two calls of `check`
 _SCALARS = {type(None): "N", bool: "B", str: "s"}
-_CONTAINERS = {list: "l", tuple: "t", set: "S", frozenset: "Z", dict: "d"}
+_CONTAINERS = {list: "l", tuple: "t", set: "S", frozenset: "Z", dict: "d", Counter: "C"}
+_MAPPINGS = (dict, Counter)
+MATCH = "M"  # a container of the `matches.FIELDS` values a regex match travels as
 _NOTHING = object()
 # Hashing a tuple recurses in C with no depth check: a tuple a million deep crashes the process
 # that hashes it. Inside a set, frozenset or dict (whose building hashes), nesting is capped.
 MAX_HASHED_DEPTH = 10_000
-_BUILTIN_SCALARS = JSON_EXACT | {bytes}
+_BUILTIN_SCALARS = JSON_EXACT | {bytes, complex}
 LONG_FROM = 4096  # strings and bytes at least this long travel in the binary section
 LONG_STRING, LONG_BYTES = "x", "y"
 NAN = "F"  # a NaN travels as the hex digits of its IEEE double
+COMPLEX = "c"  # a complex number as the hex digits of its two doubles (real, imaginary)
 SHORT, SHORT_MAX = b"J", 4096  # a body that is plain JSON starts with SHORT; at most SHORT_MAX
 #                                bytes (no token count bounds it: 4 KiB builds little)
 # Counted in the JSON text before it is parsed (parsing is C code no check interrupts, and a text
@@ -96,7 +103,7 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
                 continue
             count -= len(item)  # counted as they come off the stack
             tokens += (_CONTAINERS[kind], len(item))
-            if kind is dict:
+            if kind in _MAPPINGS:
                 for key, entry in reversed(list(item.items())):
                     stack += (entry, key)
             else:
@@ -106,6 +113,11 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
             blobs.append(item if kind is bytes else item.encode("utf-8", "surrogatepass"))
             size += len(blobs[-1])  # (lone surrogates pass too)
             tokens += (LONG_BYTES if kind is bytes else LONG_STRING, len(blobs[-1]))
+            continue
+        if kind in matches.MATCH_TYPES:
+            fields = matches.fields(item)  # (each counted as it comes off the stack)
+            tokens += (MATCH, len(fields))
+            stack.extend(reversed(fields))
             continue
         if not numpy_scalars and kind not in _BUILTIN_SCALARS:
             raise NotPlainData(f"{kind.__name__} is not a built-in scalar")
@@ -165,6 +177,8 @@ def _scalar_token(item, kind) -> tuple[str, object]:
         return "f", item if math.isfinite(item) else repr(item)
     if kind is bytes:
         return "b", item.hex()
+    if kind is complex:
+        return COMPLEX, struct.pack(">dd", item.real, item.imag).hex()
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(item, numpy.generic):
         return _numpy_scalar(item)
@@ -176,12 +190,21 @@ def _numpy_scalar(item) -> tuple[str, object]:
     value it holds, which the test compares as it would the numpy value; arrays stay
     non-plain."""
     value = item.item()
-    if type(value) not in (bool, int, float, str, bytes):  # e.g. a subclass's rigged item()
+    if type(value) not in (bool, int, float, complex, str, bytes):  # e.g. a subclass's item()
         raise NotPlainData(f"{type(item).__name__} is not plain data")
     return _scalar_token(value, type(value))
 
 
-_PAYLOAD_TYPES = {"N": type(None), "B": bool, "s": str, "i": int, "I": str, "b": str, "F": str}
+_PAYLOAD_TYPES = {
+    "N": type(None),
+    "B": bool,
+    "s": str,
+    "i": int,
+    "I": str,
+    "b": str,
+    NAN: str,
+    COMPLEX: str,
+}
 _DECODE_SCALAR = {
     "N": lambda p: None,
     "B": bool,
@@ -189,7 +212,8 @@ _DECODE_SCALAR = {
     "i": int,
     "I": lambda p: int(p, 16),
     "b": bytes.fromhex,
-    "F": lambda p: _nan(p),
+    NAN: lambda p: _nan(p),
+    COMPLEX: lambda p: _complex(p),
 }
 
 
@@ -199,6 +223,13 @@ def _nan(bits: str) -> float:
     if not math.isnan(value):
         raise ValueError("not a NaN")
     return value
+
+
+def _complex(bits: str) -> complex:
+    """A complex number from the 32 hex digits of its two IEEE doubles."""
+    if len(bits) != 32:
+        raise ValueError("not two doubles")
+    return complex(*struct.unpack(">dd", bytes.fromhex(bits)))
 
 
 def from_wire(body, check: Callable[[], None] | None = None):
@@ -261,8 +292,8 @@ def _decode_tokens(tokens, check: Callable[[], None], binary: Binary):
             if count > MAX_VALUES:
                 raise NotPlainData(f"more than {MAX_VALUES} values")
             check()
-        elif tag in ("l", "t", "S", "Z", "d"):
-            length = (payload * 2 if tag == "d" else payload) if type(payload) is int else -1
+        elif tag in ("l", "t", "S", "Z", "d", "C", MATCH):
+            length = (payload * 2 if tag in "dC" else payload) if type(payload) is int else -1
             if not 0 <= length <= (len(tokens) - index) // 2:
                 raise NotPlainData("malformed message: bad container length")
             if length:
@@ -296,8 +327,8 @@ def _decode_tokens(tokens, check: Callable[[], None], binary: Binary):
 
 def _hashes_next(frame: list) -> bool:
     """Whether the next item of this open container is hashed: a set's or frozenset's
-    element, a dict's key."""
-    return frame[0] in "SZ" or (frame[0] == "d" and not len(frame[1]) % 2)
+    element, a dict's or Counter's key."""
+    return frame[0] in "SZ" or (frame[0] in "dC" and not len(frame[1]) % 2)
 
 
 def _decode_scalar(tag, payload):
@@ -319,9 +350,11 @@ def _build(tag: str, items: list, check: Callable[[], None]):
         return items
     if tag == "t":
         return tuple(items)
+    if tag == MATCH:
+        return matches.build(items)
     try:
-        if tag == "d":
-            built: dict | set = {}
+        if tag in "dC":
+            built: dict | set = {} if tag == "d" else Counter()  # (dict's own __setitem__)
             for n in range(0, len(items), 2):
                 built[items[n]] = items[n + 1]
                 if not n % (2 * INSERTS_PER_CHECK):
