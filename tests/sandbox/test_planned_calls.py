@@ -11,6 +11,7 @@ import pytest
 
 from evalpack.execution import Job, run_jobs
 from evalpack.hooks import humanevalplus
+from evalpack.sandbox.plans import plan_for
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
 from tests.sandbox.conftest import GENEROUS
 
@@ -18,6 +19,7 @@ COUNTING = (
     "seen = []\ndef f(*args, **kwargs):\n    seen.append(args)\n    return [len(seen), args]\n"
 )
 TYPES = "def f(x):\n    return type(x).__name__\n"
+COUNTER = "__import__('collections').Counter(a=1)"  # crosses the wire; marshal refuses it
 
 
 def job(program, test, calls, timeout=5.0):
@@ -45,14 +47,17 @@ def test_verdicts_with_a_plan_are_the_verdicts_call_by_call():
         job(TYPES, "assert f(1.0) == 'float'\n", "[[1]]"),  # 1 and 1.0 are different calls
         job(TYPES, "assert f(x=1) == 'int'\n", "[[1]]"),  # so are keyword arguments
         job(TYPES, "assert f((1,)) == 'tuple'\n", "[[[1]]]"),  # and a tuple and a list
-        job(TYPES, "assert f(1j) == 'complex'\n", "[[1j]]"),  # no plan: not plain data
+        job(TYPES, "assert f(1j) == 'complex'\n", "[[1j]]"),
+        job(TYPES, f"assert f({COUNTER}) == 'Counter'\n", f"[[{COUNTER}]]"),  # no plan: marshal
+        job(TYPES, "assert f(bytearray()) == 'bytearray'\n", "[[bytearray()]]"),  # not plain
         job("def f(x):\n    raise ValueError(x)\n", "f(1)\n", "[[1], [2]]"),
         job(COUNTING, "assert f(0)[0] == 2\n", "[[0], [1]]"),  # a wrong answer fails as ever
     ]
     planned, alone = both_ways(jobs)
     assert planned == alone
-    assert [outcome for outcome, _ in planned] == ["passed"] * 7 + ["error", "failed", "failed"]
-    assert planned[7][1].startswith("test passed non-plain data")
+    assert [outcome for outcome, _ in planned] == ["passed"] * 9 + ["error", "failed", "failed"]
+    assert planned[9][1].startswith("test passed non-plain data")
+    assert plan_for("[[1j]]") is not None and plan_for(f"[[{COUNTER}]]") is None
 
 
 def test_a_test_that_strays_gets_a_fresh_candidate():
