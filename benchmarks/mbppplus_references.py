@@ -1,6 +1,6 @@
 """MBPP+'s 378 reference solutions as `mbppplus_olmo3` runs them and as OLMES runs them, in one
-run: how many pass on each side, every problem on which the two disagree (with evalpack's
-reason), and evalpack's slowest jobs by CPU time.
+run: how many pass on each side, every problem that fails on either (marking where the two
+disagree, with evalpack's reason), and evalpack's jobs that took the most CPU time.
 
     EVALPACK_DATA_DIR=../shared/data .venv/bin/python benchmarks/mbppplus_references.py
         [--only 88,255,599] [--no-olmes]
@@ -92,7 +92,7 @@ def main() -> None:
     ours = time.perf_counter() - start
     print(f"evalpack: {sum(r['passed'] for r in records)} of {len(docs)} pass ({ours:.0f} s)")
     slowest = sorted(zip(records, docs), key=lambda p: -(p[0]["cpu_seconds"] or 0))[:3]
-    print("slowest:", ", ".join(f"{d['task_id']} {r['cpu_seconds']:.1f} s" for r, d in slowest))
+    print("most CPU:", ", ".join(f"{d['task_id']} {r['cpu_seconds']:.1f} s" for r, d in slowest))
     if args.no_olmes:
         for record, doc in zip(records, docs):
             if not record["passed"]:
@@ -102,9 +102,11 @@ def main() -> None:
     theirs = [olmes_verdict(doc) for doc in docs]
     took = time.perf_counter() - start
     print(f"OLMES's way: {theirs.count('passed')} of {len(docs)} pass ({took:.0f} s)")
+    print("failing on either side (* where the two disagree):")
     for record, verdict, doc in zip(records, theirs, docs):
-        if record["passed"] != (verdict == "passed"):
-            print(f"  {doc['task_id']}: OLMES {verdict}; evalpack: {record['reason'][:100]}")
+        if not record["passed"] or verdict != "passed":
+            mark = "*" if record["passed"] != (verdict == "passed") else " "
+            print(f" {mark}{doc['task_id']}: OLMES {verdict}; evalpack {record['reason'][:100]}")
 
 
 if __name__ == "__main__":

@@ -49,11 +49,12 @@ _SCALARS = {type(None): "N", bool: "B", str: "s"}
 _CONTAINERS = {list: "l", tuple: "t", set: "S", frozenset: "Z", dict: "d", Counter: "C"}
 _MAPPINGS = (dict, Counter)
 MATCH = "M"  # a container of the `matches.FIELDS` values a regex match travels as
+_MATCH_TYPES = matches.MATCH_TYPES
+_CONTAINER_TAGS = frozenset([*_CONTAINERS.values(), MATCH])
 _NOTHING = object()
 # Hashing a tuple recurses in C with no depth check: a tuple a million deep crashes the process
 # that hashes it. Inside a set, frozenset or dict (whose building hashes), nesting is capped.
 MAX_HASHED_DEPTH = 10_000
-_BUILTIN_SCALARS = JSON_EXACT | {bytes, complex}
 LONG_FROM = 4096  # strings and bytes at least this long travel in the binary section
 LONG_STRING, LONG_BYTES = "x", "y"
 NAN = "F"  # a NaN travels as the hex digits of its IEEE double
@@ -114,14 +115,15 @@ def to_wire(value, numpy_scalars: bool = True) -> bytes:
             size += len(blobs[-1])  # (lone surrogates pass too)
             tokens += (LONG_BYTES if kind is bytes else LONG_STRING, len(blobs[-1]))
             continue
-        if kind in matches.MATCH_TYPES:
+        try:
+            tag, payload = _scalar_token(item, kind, numpy_scalars)
+        except NotPlainData:  # (off the common path: a match is rare)
+            if kind not in _MATCH_TYPES:
+                raise
             fields = matches.fields(item)  # (each counted as it comes off the stack)
             tokens += (MATCH, len(fields))
             stack.extend(reversed(fields))
             continue
-        if not numpy_scalars and kind not in _BUILTIN_SCALARS:
-            raise NotPlainData(f"{kind.__name__} is not a built-in scalar")
-        tag, payload = _scalar_token(item, kind)
         if tag in "sbI":
             size += len(payload)
         tokens += (tag, payload)
@@ -166,7 +168,7 @@ def _json_exact(value, depth: int) -> bool:
     return all(_json_exact(item, depth - 1) for item in value)
 
 
-def _scalar_token(item, kind) -> tuple[str, object]:
+def _scalar_token(item, kind, numpy_scalars: bool = True) -> tuple[str, object]:
     if kind in _SCALARS:
         return _SCALARS[kind], item
     if kind is int:
@@ -179,6 +181,8 @@ def _scalar_token(item, kind) -> tuple[str, object]:
         return "b", item.hex()
     if kind is complex:
         return COMPLEX, struct.pack(">dd", item.real, item.imag).hex()
+    if not numpy_scalars:
+        raise NotPlainData(f"{kind.__name__} is not a built-in scalar")
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(item, numpy.generic):
         return _numpy_scalar(item)
@@ -292,7 +296,7 @@ def _decode_tokens(tokens, check: Callable[[], None], binary: Binary):
             if count > MAX_VALUES:
                 raise NotPlainData(f"more than {MAX_VALUES} values")
             check()
-        elif tag in ("l", "t", "S", "Z", "d", "C", MATCH):
+        elif tag in _CONTAINER_TAGS:
             length = (payload * 2 if tag in "dC" else payload) if type(payload) is int else -1
             if not 0 <= length <= (len(tokens) - index) // 2:
                 raise NotPlainData("malformed message: bad container length")
