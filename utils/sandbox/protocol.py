@@ -16,9 +16,10 @@ escape and scan every character), long bytes as they are. A long list is packed 
 be, so that C code handles it: integers alone (HumanEval/100 returns a million) as 64-bit
 integers in the binary section; floats and small integers (HumanEval/130 returns a million of
 them mixed) as their IEEE doubles there (bit for bit) with the positions of the integers; other
-scalars that JSON carries exactly (None, bool, small int, float, str) as one JSON array. A short value of those scalars and of lists and str-keyed dicts
-of them (most answers: `{"result": True}`) is a body of its own, plain JSON (`SHORT`), which the
-C codec reads without the token loop.
+scalars that JSON carries exactly (None, bool, small int, float, str) as one JSON array. A
+short value of those scalars and of lists and str-keyed dicts of them (most answers:
+`{"result": True}`) is a body of its own, plain JSON (`SHORT`), which the C codec reads
+without the token loop.
 
 Decoding is bounded: MAX_MESSAGE bytes, MAX_VALUES values, MAX_HASHED_DEPTH levels inside a
 set or dict, and a `check` callback called every CHECK_EVERY values and every few set or dict
