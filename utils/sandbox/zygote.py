@@ -40,7 +40,7 @@ import socket
 import sys
 from collections import OrderedDict
 
-from . import cgroups, rootfs, seccomp
+from . import cgroups, counters, rootfs, seccomp
 from .limits import (
     CANDIDATE_ENV,
     FALLBACK,
@@ -79,10 +79,12 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 
 
 class State:
-    """What set-up reached: the level, the compiled seccomp filter, the slot's cgroup."""
+    """What set-up reached: the level, the compiled seccomp filter, the slot's cgroup; the
+    host-wide inode counters' places, made fresh before each candidate (`counters`)."""
 
     def __init__(self, full: bool, bpf: bytes | None, group: cgroups.SlotGroup | None):
         self.full, self.bpf, self.group = full, bpf, group
+        self.counters = counters.Scrambler()
         self.prelude_ran = False  # then it shows itself the whole installation: serves only
         #                           full-runtime jobs
 
@@ -250,10 +252,12 @@ def _describe(exc: BaseException) -> list[str]:
 
 def _receive_mapped(control: socket.socket, size: int) -> mmap.mmap | None:
     """`size` bytes of job data from the control line, received straight into a memory map
-    of their own (no Python object holds them), which the zygote unmaps when done."""
+    of their own (no Python object holds them), which the zygote unmaps when done. Private: a
+    candidate gets a copy by the fork, and a shared map would take a number of the shmem inode
+    counter (`counters`)."""
     if not size:
         return None
-    mapped = mmap.mmap(-1, size)
+    mapped = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
     with memoryview(mapped) as view:
         got = 0
         while got < size:
@@ -308,6 +312,7 @@ def _spawn(
     and a pidfd for it."""
     if state.prelude_ran and not header["full_runtime"]:  # (the pool never sends one)
         raise ValueError("a zygote that ran a prelude serves full-runtime jobs only")
+    state.counters.before_candidate()
     if state.full:
         rootfs.fresh_scratch(header["uid"])
         pid, pidfd = rootfs.clone_into_new_namespaces(network=header["full_runtime"])

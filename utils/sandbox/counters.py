@@ -1,0 +1,102 @@
+"""Host-wide inode counters that a candidate both moves and reads, moved by the zygote before
+every candidate so that the place a job leaves them at tells the next job nothing.
+
+Two kernel counters number the inodes of objects any program makes and inspects:
+`get_next_ino` (pipes, sockets, proc's inodes, POSIX message queues: `fstat`, `/proc/self/fd`)
+and the internal shmem mount (shared anonymous maps, System V shared memory: the inode column of
+`/proc/self/maps`; `memfd_create`, its third user, is refused by seccomp). No filter can refuse
+the calls or hide `st_ino`. Each hands its numbers to CPUs in batches of BATCH: a CPU counts up
+through its batch and takes the next free batch when it is used up. So a job could leave its
+CPU at a place in the batch of its choice, and the next job on that CPU read it back exactly.
+
+A slot's zygote and its candidates are pinned to one CPU (`pool`; a candidate cannot change its
+CPUs or leave the slot's cgroup), so that CPU's places are the only ones a candidate moves or
+reads. `Scrambler.before_candidate`, in the zygote just before it makes a candidate, moves them
+to a fresh uniform place: whatever place the last job chose, the next one's is independent of it.
+
+* `get_next_ino`: moved every time by a fresh random count in [0, BATCH) of sockets that the
+  kernel makes and drops at once (a `socket` call with a protocol its family refuses numbers a
+  socket inode before it fails: one system call, no descriptor), about 1 us each.
+* shmem: a shared map costs about 6 us, so it is moved only when a job moved it. The zygote
+  probes its place with one shared map of its own (its other maps are private); if the number is
+  not the one right after its previous probe, something on this CPU (the last candidate) took
+  numbers since, and it moves the counter by a fresh random count in [0, BATCH) of shared maps.
+  A job that moved nothing leaves the place its own probe left, which the harness drew, not the
+  job (the last draw stays secret: no job can tell it from a fresh one).
+
+What remains shared is the count of batches taken (docs/security.md, "Kernel state that stays
+shared"): a job moves it only by using up whole batches of its CPU, and reads it only when its
+CPU takes a new one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import secrets
+
+BATCH = 1024  # numbers a CPU takes from either counter at a time (the kernel's LAST_INO_BATCH,
+#               SHMEM_INO_BATCH)
+PAGE = mmap.PAGESIZE
+AF_UNIX, SOCK_DGRAM, REFUSED_PROTOCOL = 1, 2, 99
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_socket = _libc.socket
+_socket.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int)
+_mmap = _libc.mmap
+_mmap.restype = ctypes.c_void_p
+_mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int)
+_mmap.argtypes += (ctypes.c_long,)
+_munmap = _libc.munmap
+_munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+PROT_READ, MAP_SHARED_ANONYMOUS, MAP_FAILED = 1, 0x01 | 0x20, ctypes.c_void_p(-1).value
+
+
+def move_socket_inodes(count: int) -> None:
+    """`count` numbers of `get_next_ino` taken on this CPU (each call fails after its socket
+    inode was made: AF_UNIX accepts protocol 0 only)."""
+    make = _socket
+    for _ in range(count):
+        make(AF_UNIX, SOCK_DGRAM, REFUSED_PROTOCOL)
+
+
+def move_shmem_inodes(count: int) -> None:
+    """`count` numbers of the shmem counter taken on this CPU (a shared anonymous map each)."""
+    make, drop = _mmap, _munmap
+    for _ in range(count):
+        address = make(None, PAGE, PROT_READ, MAP_SHARED_ANONYMOUS, -1, 0)
+        if address == MAP_FAILED:
+            raise OSError(ctypes.get_errno(), "mmap")
+        drop(address, PAGE)
+
+
+def shmem_number() -> int:
+    """The number the shmem counter gives this CPU next (one taken: a shared map of our own,
+    found in /proc/self/maps)."""
+    address = _mmap(None, PAGE, PROT_READ, MAP_SHARED_ANONYMOUS, -1, 0)
+    if address == MAP_FAILED:
+        raise OSError(ctypes.get_errno(), "mmap")
+    try:
+        prefix = f"{address:x}-".encode()
+        with open("/proc/self/maps", "rb") as maps:
+            for line in maps:
+                if line.startswith(prefix):
+                    return int(line.split()[4])
+    finally:
+        _munmap(address, PAGE)
+    raise RuntimeError("a shared map missing from /proc/self/maps")
+
+
+class Scrambler:
+    """The zygote's: both counters' places on its CPU made fresh before each candidate."""
+
+    def __init__(self) -> None:
+        self.next_shmem = -1  # what the next probe reads if nothing else took a number
+
+    def before_candidate(self) -> None:
+        if shmem_number() != self.next_shmem:
+            move_shmem_inodes(secrets.randbelow(BATCH))
+            self.next_shmem = shmem_number() + 1
+        else:
+            self.next_shmem += 1
+        move_socket_inodes(secrets.randbelow(BATCH))
