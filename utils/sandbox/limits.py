@@ -15,6 +15,15 @@ PROCESS_ADDRESS_LIMIT = 2 * 1024**3  # every process's address space (RLIMIT_AS)
 # filling its loopback could exhaust for every TCP socket on the machine; v2 counts them in
 # JOB_MEMORY_LIMIT. Slots times this stays far below tcp_mem (2.2 GiB on this 24 GiB machine).
 TCP_MEMORY_LIMIT = 64 * 1024**2
+# A full-runtime job's own network namespace (`rootfs.bound_listen_queues`). cgroups v1 charge a
+# connection to the job's group only once it is accepted: what connections left in listen queues
+# hold counts against tcp_mem alone. There each listener queues at most LISTEN_BACKLOG + 1 of them
+# (net.core.somaxconn caps listen()'s backlog), each holding at most TCP_RECEIVE_BUFFER
+# (net.ipv4.tcp_rmem's default; seccomp ignores SO_RCVBUF and SO_RCVLOWAT, which would raise it)
+# until accepted. A job holds at most PROCESS_LIMIT x OPEN_FILES_LIMIT listeners, and as many in
+# flight in Unix sockets: 2,112 x 6 x 16 KiB = 198 MiB at most, beside its TCP_MEMORY_LIMIT.
+LISTEN_BACKLOG = 5  # socketserver's and http.server's own default
+TCP_RECEIVE_BUFFER = 16 * 1024  # where autotuning starts for accepted and connected sockets
 FILE_SIZE_LIMIT = 16 * 1024**2
 OPEN_FILES_LIMIT = 64
 PROCESS_LIMIT = 32  # per job (pids cgroup) and per sandbox uid (RLIMIT_NPROC)

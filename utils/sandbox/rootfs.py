@@ -28,7 +28,7 @@ import socket
 import struct
 import sys
 
-from .limits import SCRATCH_SIZE
+from .limits import LISTEN_BACKLOG, SCRATCH_SIZE, TCP_RECEIVE_BUFFER
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 CLONE_NEWPID, CLONE_NEWNET, CLONE_PIDFD = 0x20000000, 0x40000000, 0x00001000
@@ -302,6 +302,23 @@ def loopback_up() -> None:
     outlives it: the namespace goes when its last process does."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sH", b"lo", IFF_UP | IFF_LOOPBACK))
+
+
+def bound_listen_queues() -> None:
+    """In a candidate cloned with its own network namespace (still root, before `own_proc`
+    hides /proc/sys): the namespace's limits on connections no process accepted, which cgroups
+    v1 never charge to the job (`limits.LISTEN_BACKLOG`): listen() backlogs and pending
+    handshakes capped, and the default receive buffer, the one such a connection keeps, small
+    (autotuning raises it for sockets a program reads, as on the host)."""
+    with open("/proc/sys/net/ipv4/tcp_rmem") as fh:
+        low, _, high = fh.read().split()
+    for name, value in (
+        ("core/somaxconn", LISTEN_BACKLOG),
+        ("ipv4/tcp_max_syn_backlog", LISTEN_BACKLOG),
+        ("ipv4/tcp_rmem", f"{low} {TCP_RECEIVE_BUFFER} {high}"),
+    ):
+        with open(f"/proc/sys/net/{name}", "w") as fh:
+            fh.write(str(value))
 
 
 def own_proc() -> None:

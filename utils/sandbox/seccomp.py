@@ -167,6 +167,11 @@ CLONE_PIDFD, NEW_PID = 0x1000, 0x20000000
 # socket options that show host-wide counters: a socket's and a network namespace's cookie,
 # and a peer's pidfd (whose inode number counts every process the host made)
 SOL_SOCKET, SO_COOKIE, SO_PASSPIDFD, SO_NETNS_COOKIE, SO_PEERPIDFD = 1, 57, 76, 71, 77
+# socket options that raise a socket's receive buffer, ignored (the call succeeds: buffer sizes
+# are hints, and the kernel autotunes): a listener's buffer is what each connection it queues
+# may hold, uncharged on cgroups v1 until accepted (`limits.LISTEN_BACKLOG`); SO_RCVBUFFORCE
+# needs a capability no candidate has
+SO_RCVBUF, SO_RCVLOWAT = 8, 18
 
 
 def _binding():
@@ -214,8 +219,8 @@ def build(families: tuple[int, ...], zygote_clones: bool = False) -> bytes:
 
 
 def _add_counters_and_locks(sc, flt, zygote_clones: bool) -> None:
-    """COUNTER_DENIED, CLONE_PIDFD without a new PID namespace, the socket options, the locks
-    (ignored) and dnotify."""
+    """COUNTER_DENIED, CLONE_PIDFD without a new PID namespace, the socket options (counters
+    refused, receive buffers ignored), the locks (ignored) and dnotify."""
     for names, error, _reason in COUNTER_DENIED.values():
         for name in names:
             _add(flt, sc.ERRNO(error), name)
@@ -233,6 +238,9 @@ def _add_counters_and_locks(sc, flt, zygote_clones: bool) -> None:
     ]:
         level, name = sc.Arg(1, sc.EQ, SOL_SOCKET), sc.Arg(2, sc.EQ, option)
         _add(flt, sc.ERRNO(errno.ENOPROTOOPT), call, level, name)
+    for option in (SO_RCVBUF, SO_RCVLOWAT):
+        level, name = sc.Arg(1, sc.EQ, SOL_SOCKET), sc.Arg(2, sc.EQ, option)
+        _add(flt, sc.ERRNO(0), "setsockopt", level, name)
 
 
 def _exported(flt) -> bytes:

@@ -182,10 +182,11 @@ def _enter_candidate(channel: socket.socket, output_fd: int, request: dict, stat
     os.environ.update(CANDIDATE_ENV, HOME=workdir)
     rootfs.check(rootfs.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     if state.full:
-        rootfs.own_proc()
-        rootfs.runtime(request["full_runtime"])
         if request["full_runtime"]:
             rootfs.loopback_up()
+            rootfs.bound_listen_queues()
+        rootfs.own_proc()
+        rootfs.runtime(request["full_runtime"])
         with open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")  # the OOM killer takes a candidate before the zygote
         uid = request["uid"]
