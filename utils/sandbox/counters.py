@@ -16,7 +16,7 @@ to a fresh uniform place: whatever place the last job chose, the next one's is i
 
 * `get_next_ino`: moved every time by a fresh random count in [0, BATCH) of sockets that the
   kernel makes and drops at once (a `socket` call with a protocol its family refuses numbers a
-  socket inode before it fails: one system call, no descriptor), about 1 us each.
+  socket inode before it fails: one system call, no descriptor), 1 to 2 us each.
 * shmem: a shared map costs about 6 us, so it is moved only when a job moved it. The zygote
   probes its place with one shared map of its own (its other maps are private); if the number is
   not the one right after its previous probe, something on this CPU (the last candidate) took
