@@ -19,8 +19,10 @@ to a fresh uniform place: whatever place the last job chose, the next one's is i
   socket inode before it fails: one system call, no descriptor), 1 to 2 us each.
 * shmem: a shared map costs about 6 us, so it is moved only when a job moved it. The zygote
   probes its place with one shared map of its own (its other maps are private); if the number is
-  not the one right after its previous probe, something on this CPU (the last candidate) took
-  numbers since, and it moves the counter by a fresh random count in [0, BATCH) of shared maps.
+  not the one its previous probe predicts (the next but one: the slot's trusted worker makes one
+  memfd on this CPU before each spawn, for the candidate's output), something on this CPU (the
+  last candidate, or another process) took numbers since, and it moves the counter by a fresh
+  random count in [0, BATCH) of shared maps.
   A job that moved nothing leaves the place its own probe left, which the harness drew, not the
   job (the last draw stays secret: no job can tell it from a fresh one).
 
@@ -38,6 +40,8 @@ import secrets
 
 BATCH = 1024  # numbers a CPU takes from either counter at a time (the kernel's LAST_INO_BATCH,
 #               SHMEM_INO_BATCH)
+WORKER_SHMEM = 1  # shmem numbers the slot's trusted worker takes before each spawn (`harness`:
+#                   the memfd holding the candidate's output)
 PAGE = mmap.PAGESIZE
 AF_UNIX, SOCK_DGRAM, REFUSED_PROTOCOL = 1, 2, 99
 
@@ -126,7 +130,6 @@ class Scrambler:
             self.maps = os.open("/proc/self/maps", os.O_RDONLY | os.O_CLOEXEC)
         if shmem_number(self.maps) != self.next_shmem:
             move_shmem_inodes(secrets.randbelow(BATCH))
-            self.next_shmem = shmem_number(self.maps) + 1
-        else:
-            self.next_shmem += 1
+            self.next_shmem = shmem_number(self.maps)
+        self.next_shmem += 1 + WORKER_SHMEM
         move_socket_inodes(secrets.randbelow(BATCH))

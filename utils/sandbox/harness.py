@@ -221,7 +221,9 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
     budget = Budget(job.timeout, slot)
     workdir = "" if slot.full else tempfile.mkdtemp(prefix="evalpack-sandbox-")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    output = os.memfd_create("candidate-output")  # its stdout+stderr; no reader thread needed
+    # its stdout+stderr, no reader thread needed; made on the slot's CPU, which the zygote's
+    # probe of the shmem inode counter expects (`counters.WORKER_SHMEM`)
+    output = os.memfd_create("candidate-output")
     request = {
         "program": job.program,
         "entry_point": job.entry_point,
