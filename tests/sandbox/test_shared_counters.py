@@ -49,18 +49,31 @@ SETTER = NUMBERS + program("""
             take((target - place - 1) % 1024)
     print("set", *chosen)
     """)
-# prints its CPU's place in both batches
-READER = NUMBERS + 'print("read", pipe_number() % 1024, shmem_number() % 1024)\n'
+# prints its CPU's place in both batches, and the places of the descriptors it was given: its
+# channel to the trusted side (a socket) and its output (a memfd), made for it on the slot's CPU
+READER = NUMBERS + program("""
+    import stat
+    def channel():
+        for fd in range(3, 64):
+            try:
+                if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                    return fd
+            except OSError:
+                pass
+    given = [os.fstat(channel()).st_ino % 1024, os.fstat(1).st_ino % 1024] if channel() else []
+    print("read", pipe_number() % 1024, shmem_number() % 1024, *given)
+    """)
 
 
 def differences(pairs: list[tuple[str, str]]) -> list[list[int]]:
-    """Per counter, each pair's difference between the place read and the place set."""
-    found = [[], []]
+    """Per place read (the reader's pipe, shared map, channel and output: the first and third
+    from one counter, the others from the other), each pair's difference from the place set."""
+    found = [[], [], [], []]
     for set_output, read_output in pairs:
         chosen = [int(v) for v in set_output.split("set", 1)[1].split()[:2]]
-        read = [int(v) for v in read_output.split("read", 1)[1].split()[:2]]
-        for counter, (c, r) in enumerate(zip(chosen, read, strict=True)):
-            found[counter].append((r - c) % BATCH)
+        read = [int(v) for v in read_output.split("read", 1)[1].split()]
+        for place, r in enumerate(read):
+            found[place].append((r - chosen[place % 2]) % BATCH)
     return found
 
 
@@ -96,14 +109,15 @@ TRIALS = 12
 def test_a_jobs_place_in_the_inode_counters_does_not_reach_the_next_job():
     # control: the reader finds itself just after the setter's place (other processes on the
     # CPU take a few numbers between them: 3 to 77 here), which chance puts there 1 in 16 times
-    control = differences([unsandboxed_pair() for _ in range(8)])
+    control = differences([unsandboxed_pair() for _ in range(8)])[:2]
     assert all(sum(d < BATCH // 16 for d in counter) >= 5 for counter in control), control
     jobs = [job(p + HONEST, GENEROUS) for _ in range(TRIALS) for p in (SETTER, READER)]
     verdicts = run_jobs([*jobs, job(HONEST)], workers=1)  # one slot: each reader follows a setter
     assert all(v.passed for v in verdicts), [v for v in verdicts if not v.passed]
     pairs = [(s.output, r.output) for s, r in zip(verdicts[:-1:2], verdicts[1:-1:2], strict=True)]
-    # without the harness's moves every difference is the same (shared maps: 12 of 12 here; the
-    # other counter 8 to 11 of 12, other processes on the CPU taking numbers too); with them the places
-    # are independent: 12 of them share one difference 5 times with probability ~1e-9
+    # on main every difference repeated (11 and 12 of 12 for the reader's own pipe and map, 12 of
+    # 12 for the channel and output it was given), and with moves made at the spawn, after the
+    # next job's descriptors, still 12 of 12 for those; made before anything of the next job,
+    # the places are independent: 12 of them share one difference 5 times with chance ~1e-9
     for counter in differences(pairs):
         assert max(Counter(counter).values()) <= 4, counter

@@ -11,8 +11,11 @@ CPU at a place in the batch of its choice, and the next job on that CPU read it 
 
 A slot's zygote and its candidates are pinned to one CPU (`pool`; a candidate cannot change its
 CPUs or leave the slot's cgroup), so that CPU's places are the only ones a candidate moves or
-reads. `Scrambler.before_candidate`, in the zygote just before it makes a candidate, moves them
-to a fresh uniform place: whatever place the last job chose, the next one's is independent of it.
+reads. `Scrambler.scramble`, in the zygote at set-up and after each candidate is gone (the slot
+asks, `pool.Slot.kill`, before it makes anything for the next job: the next candidate's channel
+socket and output memfd, whose inode numbers it can read, come from the fresh places), moves
+them to a fresh uniform place: whatever place the last job chose, the next one's is independent
+of it.
 
 * `get_next_ino`: moved every time by a fresh random count in [0, BATCH) of sockets that the
   kernel makes and drops at once (a `socket` call with a protocol its family refuses numbers a
@@ -20,9 +23,9 @@ to a fresh uniform place: whatever place the last job chose, the next one's is i
 * shmem: a shared map costs about 6 us, so it is moved only when a job moved it. The zygote
   probes its place with one shared map of its own (its other maps are private); if the number is
   not the one its previous probe predicts (the next but one: the slot's trusted worker makes one
-  memfd on this CPU before each spawn, for the candidate's output), something on this CPU (the
-  last candidate, or another process) took numbers since, and it moves the counter by a fresh
-  random count in [0, BATCH) of shared maps.
+  memfd on this CPU between two scrambles, for the next candidate's output), something on this
+  CPU (the last candidate, or another process) took numbers since, and it moves the counter by a
+  fresh random count in [0, BATCH) of shared maps.
   A job that moved nothing leaves the place its own probe left, which the harness drew, not the
   job (the last draw stays secret: no job can tell it from a fresh one).
 
@@ -40,8 +43,9 @@ import secrets
 
 BATCH = 1024  # numbers a CPU takes from either counter at a time (the kernel's LAST_INO_BATCH,
 #               SHMEM_INO_BATCH)
-WORKER_SHMEM = 1  # shmem numbers the slot's trusted worker takes before each spawn (`harness`:
-#                   the memfd holding the candidate's output)
+WORKER_SHMEM = 1  # shmem numbers the slot's trusted worker takes between two scrambles
+#                   (`harness`: the memfd holding the next candidate's output)
+SCRAMBLE = b"s"  # the slot's request to the zygote, once a candidate is gone, and its answer
 PAGE = mmap.PAGESIZE
 AF_UNIX, SOCK_DGRAM, REFUSED_PROTOCOL = 1, 2, 99
 
@@ -125,7 +129,7 @@ class Scrambler:
         self.next_shmem = -1  # what the next probe reads if nothing else took a number
         self.maps = -1  # /proc/self/maps, opened at the first job (after the zygote's chroot)
 
-    def before_candidate(self) -> None:
+    def scramble(self) -> None:
         if self.maps < 0:
             self.maps = os.open("/proc/self/maps", os.O_RDONLY | os.O_CLOEXEC)
         if shmem_number(self.maps) != self.next_shmem:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections import OrderedDict
 
-from . import cgroups, held, view
+from . import cgroups, counters, held, view
 from .limits import CANDIDATE_ENV, KILL_GRACE, LEVEL_ENV, MAX_MESSAGE, UID_BASE, UID_SLOTS
 from .messages import encode_message, remember
 from .protocol import NotPlainData, to_wire
@@ -177,6 +177,13 @@ class Slot:
         if not readable:
             self.close()
             raise RuntimeError(f"candidate {pid} survived SIGKILL for {KILL_GRACE:g}s")
+        try:  # the inode counters' places made fresh before the next job's (`counters`)
+            self.control.sendall(counters.SCRAMBLE)
+            if self.control.recv(1) != counters.SCRAMBLE:
+                raise EOFError("the zygote did not move the inode counters")
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         """Kill the zygote (its candidates die with it: parent-death signal) and free the uid."""

@@ -80,7 +80,7 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_CHILD_SUBREAPER = 1, 38, 36
 
 class State:
     """What set-up reached: the level, the compiled seccomp filter, the slot's cgroup; the
-    host-wide inode counters' places, made fresh before each candidate (`counters`)."""
+    host-wide inode counters' places, made fresh between candidates (`counters`)."""
 
     def __init__(self, full: bool, bpf: bytes | None, group: cgroups.SlotGroup | None):
         self.full, self.bpf, self.group = full, bpf, group
@@ -313,7 +313,6 @@ def _spawn(
     and a pidfd for it."""
     if state.prelude_ran and not header["full_runtime"]:  # (the pool never sends one)
         raise ValueError("a zygote that ran a prelude serves full-runtime jobs only")
-    state.counters.before_candidate()
     if state.full:
         rootfs.fresh_scratch(header["uid"])
         pid, pidfd = rootfs.clone_into_new_namespaces(network=header["full_runtime"])
@@ -362,11 +361,16 @@ def serve(
         _run_prelude(prelude, state)
     gc.freeze()  # candidates' collections skip the zygote's objects (fewer copy-on-write faults)
     group = state.group and {"version": state.group.version, "dirs": state.group.dirs}
+    state.counters.scramble()  # (and after each candidate, when the slot asks: `counters`)
     control.sendall(json.dumps({"isolation": state.describe(), "cgroup": group}).encode())
     plans: OrderedDict[str, mmap.mmap] = OrderedDict()  # recent jobs' planned calls, by key
     while True:
         try:
             marker, fds, _, _ = socket.recv_fds(control, 1, 2)
+            if marker == counters.SCRAMBLE and not fds:  # the last candidate is gone
+                state.counters.scramble()
+                control.sendall(counters.SCRAMBLE)
+                continue
             if not marker or len(fds) != 2:
                 return
             header = receive_message(control)
