@@ -253,13 +253,6 @@ def _taken(path: str) -> bool:
     finally:
         os.close(fd)  # releases the lock if we took it
     return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # releases the lock if we took it
-    return False
 
 
 _SLOT: Slot | None = None
