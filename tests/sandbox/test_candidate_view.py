@@ -8,6 +8,7 @@ wrong answer of the right type."""
 
 from evalpack.execution import Job, run_jobs
 from evalpack.hooks import humaneval, humanevalplus, olmo3_code
+from evalpack.sandbox.checks import NOT_EVALUATED
 from tests.conftest import DATA_DIR, read_jsonl, requires_shared
 from tests.sandbox.conftest import GENEROUS
 
@@ -144,3 +145,45 @@ def test_humanevalplus_and_mbppplus_candidates_answer_every_planned_call_whateve
     found = views(mbpp_job, mbpp)
     assert all(found[d["task_id"], "right"][1] for d in mbpp)
     assert_same_view(found, mbpp)
+
+
+ECHO = "import time\ndef f(x):\n    print(x, flush=True)\n    time.sleep(0.1)\n    while x < 0:\n        pass\n    return x\n"
+
+
+def test_failed_checks_neither_stop_the_calls_nor_change_the_verdict():
+    jobs = {
+        # each assertion is a check: the first failed one decides, the test goes on
+        "checks": ("assert f(1) == 2, 'first'\nassert f(2) == 2\nassert f(3) == 4\n", ""),
+        # `and` is two checks
+        "and": ("assert f(1) == 2 and f(2) == 2\nassert f(3) == 3\n", ""),
+        # a later timeout does not decide: in one process the test stopped at the first check
+        "timeout": ("assert f(1) == 2, 'first'\nf(-1)\n", ""),
+        "planned timeout": ("assert f(1) == 2, 'first'\nf(-1)\n", "[[1], [-1]]"),
+        # a failed check's message calls the candidate no more (its answer comes back)
+        "message": ("assert f(1) == 2, 'got ' + str(f(1))\nassert f(2) == 3, str(f(2))\n", ""),
+        "new call": ("assert f(1) == 2, str(f(5))\n", ""),
+        # the test stops early (by design): the candidate still answers every planned call
+        "early": ("assert f(1) == 1\n", "[[1], [2], [3]]"),
+        # a test that could catch a failed assertion runs as in one process
+        "try": (
+            "try:\n    assert f(1) == 2\nexcept AssertionError:\n    pass\nassert f(2) == 2\n",
+            "",
+        ),
+    }
+    verdicts = run_jobs(
+        [
+            Job(program=ECHO, test=test, entry_point="f", timeout=0.5, calls=calls)
+            for test, calls in jobs.values()
+        ]
+    )
+    found = {name: (v.outcome, v.reason, v.output) for name, v in zip(jobs, verdicts)}
+    assert found == {
+        "checks": ("failed", "assertion failed first", "1\n2\n3\n"),
+        "and": ("failed", "assertion failed", "1\n2\n3\n"),
+        "timeout": ("failed", "assertion failed first", "1\n-1\n"),
+        "planned timeout": ("failed", "assertion failed first", "1\n-1\n"),
+        "message": ("failed", "assertion failed got 1", "1\n2\n"),
+        "new call": ("failed", f"assertion failed {NOT_EVALUATED}", "1\n"),
+        "early": ("passed", "all assertions held", "1\n2\n3\n"),
+        "try": ("passed", "all assertions held", "1\n2\n"),
+    }

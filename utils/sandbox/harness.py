@@ -141,6 +141,8 @@ class _Proxy:
         ask for, until the candidate has answered them all, fails or spends its budget; none
         of this decides anything. So the candidate is never stopped earlier because the test
         ended early (`checks`)."""
+        if self.failure is not None or self.calls >= len(self.planned):
+            return
         self.draining = True
         self.channel.settimeout(TICK)  # (the watchdog's timer is stopped)
         try:
@@ -263,8 +265,7 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
             if verdict is not None:  # as it ended: what the candidate does next decides nothing
                 verdict.seconds, verdict.cpu_seconds = time.monotonic() - budget.start, budget.cpu()
                 memory_killed = slot.memory_killed()
-                if proxy.failure is None and not proxy.strayed:
-                    proxy.drain()
+                proxy.drain()
         finally:
             slot.kill(pid, pidfd)
         slot.memory_killed()  # an OOM kill of this attempt (or while draining) is not the next's
