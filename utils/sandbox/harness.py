@@ -137,10 +137,8 @@ class _Proxy:
         return reply["result"]
 
     def drain(self) -> None:
-        """Once the test has ended: take (unread) the answers to the planned calls it did not
-        ask for, until the candidate has answered them all, fails or spends its budget; none
-        of this decides anything. So the candidate is never stopped earlier because the test
-        ended early (`checks`)."""
+        """After the test: take (unread) the answers to the planned calls it did not ask for,
+        until the candidate has sent them all, fails or spends its budget (`checks`)."""
         if self.failure is not None or self.calls >= len(self.planned):
             return
         self.draining = True
