@@ -46,6 +46,9 @@ XDIST_GROUPS = {
     "tests/report/test_reports.py": "leaderboard",
     "tests/lmeval/test_results_folders.py": "leaderboard",  # elsewhere, a second build (25 s)
     "tests/test_install.py": "install",  # one wheel build at a time in the checkout's build/
+    # BigCodeBench's tests in one process: one held runtime (1.3 GB, built per process) for all,
+    # and none built beside the page-cache test (a build reads that test's unread file)
+    "tests/tasks/test_bigcodebench": "bigcodebench",
 }
 
 
