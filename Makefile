@@ -72,12 +72,12 @@ chromium:
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium) \
 		|| echo "chromium could not be installed: the browser test will skip"
 
-# The suite runs on pytest-xdist workers, two more than the cores (CI has 2): with one a core,
+# The suite runs on pytest-xdist workers, one more than the cores (CI has 2): with one a core,
 # the cores stood idle a quarter of the time (tests waiting on the servers, clusters and
-# programs they start: 639 s of CPU in 435 s on 2 cores), and still with one more (748 s in
-# 490 s). Tests that must not run beside each other or share an expensive session fixture run
-# on one worker (tests/conftest.py, XDIST_GROUPS). The 15 slowest tests are printed at the end.
-WORKERS := $(shell echo $$(( $$(nproc) + 2 )))
+# programs they start: 639 s of CPU in 435 s on 2 cores). Tests that must not run beside each
+# other or share an expensive session fixture run on one worker (tests/conftest.py,
+# XDIST_GROUPS). The 15 slowest tests are printed at the end.
+WORKERS := $(shell echo $$(( $$(nproc) + 1 )))
 test: $(BIN)/.test-extras chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
