@@ -138,6 +138,7 @@ def test_quoted_special_field_equals_the_authors_regex():
 def test_partial_tokenization_equals_nltks_whole(text):
     import nltk
 
+    t.resources.install()  # NLTK's own functions find the shipped data, whatever ran before
     t.sentences.cache_clear()
     whole = nltk.word_tokenize(text)
     assert t.word_tokens(text) == whole
