@@ -13,7 +13,7 @@ import pytest
 
 from evalpack.leaderboard import rundirs, serve
 from tests.boards import evalpack
-from tests.conftest import REPO, requires_shared, wait_for
+from tests.conftest import BACKSTOP, REPO, requires_shared, wait_for
 
 STUB = Path(__file__).resolve().parent / "serve_stub.py"
 TASKS = ["minerva_math_tulu_algebra", "minerva_math_tulu_geometry"]
@@ -185,6 +185,25 @@ def board_with_servers_up(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     return board, record
 
 
+def still_running(session: int, rows: list[dict]) -> str:
+    """A line per process of the board's session (the board, its workers and what they started
+    there) and per recorded server still alive: pid, parent, state, command line."""
+    servers = {row["pid"] for row in rows if row.get("event") == "start"}
+    lines = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():  # self, thread-self, the kernel's files
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+        fields = stat[stat.rfind(")") + 2 :].split()  # after the command's name
+        if int(fields[3]) == session or int(entry.name) in servers:
+            lines.append(f"{entry.name} parent {fields[1]} state {fields[0]}: {command}")
+    return "\n".join(lines) or "nothing"
+
+
 def stop_board(board: subprocess.Popen) -> None:
     if board.poll() is None:
         os.killpg(board.pid, signal.SIGKILL)
@@ -197,7 +216,10 @@ def test_ctrl_c_stops_every_server_the_board_started(mirror, tmp_path):
     board, record = board_with_servers_up(tmp_path)
     try:
         os.killpg(board.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's whole group
-        _, err = board.communicate(timeout=120)
+        _, err = board.communicate(timeout=BACKSTOP)
+    except subprocess.TimeoutExpired:
+        stuck = still_running(board.pid, records(record))
+        pytest.fail(f"no exit within {BACKSTOP} s of Ctrl-C; still running:\n{stuck}")
     finally:
         stop_board(board)
     assert board.returncode == 130, err.decode()
