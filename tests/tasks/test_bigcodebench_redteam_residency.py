@@ -21,6 +21,7 @@ from evalpack import execution
 from evalpack.hooks.bigcodebench import rounds
 from evalpack.hooks.bigcodebench import task as bigcodebench
 from evalpack.sandbox import held
+from tests.sandbox.test_residency import evicted
 from tests.tasks.test_bigcodebench_redteam_values import DOUBLES, HONEST_DOUBLE, needs_root
 
 ATTACK = """
@@ -56,12 +57,6 @@ def unread_file() -> str:
     """A file of the recording run's runtime that no job reads: C source shipped in a wheel."""
     sources = glob.glob(os.path.dirname(fontTools.__file__) + "/**/*.c", recursive=True)
     return max(sources, key=os.path.getsize)
-
-
-def evicted(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
 
 
 @needs_root

@@ -41,6 +41,9 @@ import mmap
 import os
 import secrets
 
+from .rootfs import libc as _libc
+from .rootfs import map_memory
+
 BATCH = 1024  # numbers a CPU takes from either counter at a time (the kernel's LAST_INO_BATCH,
 #               SHMEM_INO_BATCH)
 WORKER_SHMEM = 1  # shmem numbers the slot's trusted worker takes between two scrambles
@@ -49,16 +52,11 @@ SCRAMBLE = b"s"  # the slot's request to the zygote, once a candidate is gone, a
 PAGE = mmap.PAGESIZE
 AF_UNIX, SOCK_DGRAM, REFUSED_PROTOCOL = 1, 2, 99
 
-_libc = ctypes.CDLL(None, use_errno=True)
 _socket = _libc.socket
 _socket.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int)
-_mmap = _libc.mmap
-_mmap.restype = ctypes.c_void_p
-_mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int)
-_mmap.argtypes += (ctypes.c_long,)
 _munmap = _libc.munmap
 _munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
-PROT_READ, MAP_SHARED_ANONYMOUS, MAP_FAILED = 1, 0x01 | 0x20, ctypes.c_void_p(-1).value
+MAP_SHARED_ANONYMOUS = mmap.MAP_SHARED | mmap.MAP_ANONYMOUS
 
 
 def move_socket_inodes(count: int) -> None:
@@ -69,14 +67,15 @@ def move_socket_inodes(count: int) -> None:
         make(AF_UNIX, SOCK_DGRAM, REFUSED_PROTOCOL)
 
 
+def shared_page() -> int:
+    """A page of shared anonymous memory, mapped (it takes a number of the shmem counter)."""
+    return map_memory(PAGE, mmap.PROT_READ, MAP_SHARED_ANONYMOUS, -1, "a shared page")
+
+
 def move_shmem_inodes(count: int) -> None:
-    """`count` numbers of the shmem counter taken on this CPU (a shared anonymous map each)."""
-    make, drop = _mmap, _munmap
+    """`count` numbers of the shmem counter taken on this CPU (a shared page each)."""
     for _ in range(count):
-        address = make(None, PAGE, PROT_READ, MAP_SHARED_ANONYMOUS, -1, 0)
-        if address == MAP_FAILED:
-            raise OSError(ctypes.get_errno(), "mmap")
-        drop(address, PAGE)
+        _munmap(shared_page(), PAGE)
 
 
 class _MapQuery(ctypes.Structure):
@@ -113,9 +112,7 @@ def _inode_of_map(maps: int, address: int) -> int:
 def shmem_number(maps: int) -> int:
     """The number the shmem counter gives this CPU next (one taken: a shared map of our own;
     `maps`: /proc/self/maps, open)."""
-    address = _mmap(None, PAGE, PROT_READ, MAP_SHARED_ANONYMOUS, -1, 0)
-    if address == MAP_FAILED:
-        raise OSError(ctypes.get_errno(), "mmap")
+    address = shared_page()
     try:
         return _inode_of_map(maps, address)
     finally:

@@ -53,6 +53,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int]
 libc.mmap.argtypes += [ctypes.c_long]
+MAP_FAILED = ctypes.c_void_p(-1).value
 _held_files: list[tuple[int, int]] = []  # (address, size) of each file `hold_mapped_files` holds
 _python = ctypes.PyDLL(None, use_errno=True)  # calls keep the GIL, as around fork() in os.fork
 
@@ -191,6 +192,15 @@ def _wait_under_full(paths: list[str], held: dict[str, str]) -> None:
             _full.append(path)
 
 
+def map_memory(size: int, prot: int, flags: int, fd: int, what: str) -> int:
+    """libc's mmap of `size` bytes where the kernel chooses (of `fd` from its start, or -1);
+    the address, or OSError naming `what`."""
+    address = libc.mmap(None, size, prot, flags, fd, 0)
+    if address in (None, MAP_FAILED):
+        raise OSError(ctypes.get_errno(), f"mmap {what}")
+    return address
+
+
 def hold_mapped_files() -> None:
     """Every file this zygote has mapped from the host's disk (its interpreter, reachable from a
     candidate as /proc/self/exe too, the C libraries and extension modules it loaded before it
@@ -210,9 +220,7 @@ def hold_mapped_files() -> None:
         fd = os.open(path, os.O_RDONLY)
         try:
             size = os.fstat(fd).st_size
-            at = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-            if at in (None, ctypes.c_void_p(-1).value):
-                raise OSError(ctypes.get_errno(), f"mmap {path}")
+            at = map_memory(size, mmap.PROT_READ, mmap.MAP_SHARED, fd, path)
             _held_files.append((at, size))
             check(libc.mlock(ctypes.c_void_p(at), ctypes.c_size_t(size)), f"mlock {path}")
         finally:
