@@ -43,7 +43,7 @@ RUN = [
 WITH_BUILTINS = (
     "from evalpack.lmeval import fixed_costs; "
     "fixed_costs.needs_builtin_tasks = lambda names, path: True; "
-    "from evalpack.lmeval import index_cache; index_cache.read = lambda file, key: None; "
+    "from evalpack.lmeval import index_file; index_file.read = lambda file, key, kinds=None: None; "
     "from evalpack.lmeval import lazy_torch; lazy_torch.install = lambda: None; "
 )
 MAIN = "from evalpack.cli.cli import main; main({argv!r})"

@@ -51,8 +51,8 @@ def test_no_warning_for_a_proper_chat_run(caplog):
 
 
 def test_tasks_are_read_from_parsed_arguments_in_every_form():
-    assert inprocess.requested_tasks(parsed(["run", "--tasks=a,b", "--limit", "3"])) == ["a", "b"]
-    assert inprocess.requested_tasks(parsed(["--tasks", "a", "b,c"])) == ["a", "b", "c"]
+    assert catalog.requested_tasks(parsed(["run", "--tasks=a,b", "--limit", "3"])) == ["a", "b"]
+    assert catalog.requested_tasks(parsed(["--tasks", "a", "b,c"])) == ["a", "b", "c"]
 
 
 def test_warns_when_a_base_model_task_gets_a_chat_template(caplog):

@@ -1,5 +1,6 @@
 import json
 
+import datasets
 import pytest
 
 from evalpack.core import data
@@ -55,9 +56,7 @@ def test_the_revision_reaches_the_hub(monkeypatch):
     monkeypatch.delenv(data.DATA_DIR_ENV, raising=False)
     monkeypatch.setattr(data, "hub_reachable", lambda: True)
     monkeypatch.setattr(
-        data.datasets,
-        "load_dataset",
-        lambda *args, **kwargs: asked.append((args, kwargs)) or [{"x": 1}],
+        datasets, "load_dataset", lambda *args, **kwargs: asked.append((args, kwargs)) or [{"x": 1}]
     )
     loaded = data.load("owner/name", "config", splits=("test",), revision="0123abc", repeats=2)
     assert asked == [(("owner/name", "config"), {"split": "test", "revision": "0123abc"})]

@@ -44,7 +44,7 @@ def test_an_unknown_name_is_still_lm_evals_error(monkeypatch):
 
 @requires_shared
 def test_a_one_document_pack_run_gives_its_result(mirror, tmp_path):
-    cli.execute(
+    cli.run_command(
         cli.EvalpackCLI().parse(
             [
                 "--model",

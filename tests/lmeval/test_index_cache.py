@@ -3,7 +3,10 @@ lm-eval's own `TaskManager`; rebuilt, with one line, when stale or unreadable; s
 
 import json
 import logging
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -11,7 +14,7 @@ import pytest
 from lm_eval.tasks._index import TaskIndex
 from lm_eval.tasks.manager import TaskManager as LmEvalTaskManager
 
-from evalpack.lmeval import fixed_costs, index_cache
+from evalpack.lmeval import fixed_costs, index_cache, index_file
 from tests.conftest import DATA_DIR, TASKS_DIR, read_jsonl, requires_shared
 
 IFEVAL = DATA_DIR / "google__IFEval" / "default" / "train.jsonl"
@@ -55,7 +58,7 @@ def test_a_builtin_task_is_the_same_with_the_cache(ifeval_offline, caplog):
     with caplog.at_level(logging.INFO, logger="evalpack"):
         cached = fixed_costs.IncludePathTaskManager(include_path=str(TASKS_DIR))
     assert not ours(caplog)  # a fresh cache is read silently
-    assert index_cache.cache_file(index_cache.builtin_root()).is_file()
+    assert index_file.cache_file(index_cache.builtin_root()).is_file()
     assert entries(cached.task_index) == entries(own.task_index)
     assert (cached.all_subtasks, cached.all_groups, cached.all_tags) == (
         own.all_subtasks,
@@ -81,7 +84,7 @@ def small_lm_eval(tmp_path, monkeypatch):
     for folder in ("gsm8k", "arc"):
         shutil.copytree(index_cache.builtin_root() / folder, root / folder)
     monkeypatch.setattr(index_cache, "builtin_root", lambda: root)
-    monkeypatch.setenv(index_cache.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(index_file.CACHE_ENV, str(tmp_path / "cache"))
     return root
 
 
@@ -94,8 +97,8 @@ def test_the_cache_is_written_once_and_read_after(small_lm_eval, caplog):
     assert entries(again) == entries(first)
     assert first_types == again_types and set(first_types.values()) >= {"generate_until"}
     assert {type(e) for e in again.values()} == {index_cache.CachedEntry}
-    (file,) = index_cache.cache_dir().iterdir()  # no temporary file left beside it
-    assert json.loads(file.read_text())["lm_eval"] == index_cache.lm_eval.__version__
+    (file,) = index_file.cache_dir().iterdir()  # no temporary file left beside it
+    assert json.loads(file.read_text())["lm_eval"] == index_file.lm_eval.__version__
 
 
 def test_a_stale_cache_is_rebuilt(small_lm_eval, caplog):
@@ -116,7 +119,7 @@ def test_a_stale_cache_is_rebuilt(small_lm_eval, caplog):
 
 def test_an_unreadable_cache_is_one_line_and_rebuilt(small_lm_eval, caplog):
     index_cache.builtin_index()
-    (file,) = index_cache.cache_dir().iterdir()
+    (file,) = index_file.cache_dir().iterdir()
     file.write_text('{"format": 1, "rows": [')
     with caplog.at_level(logging.INFO, logger="evalpack"):
         index, _ = index_cache.builtin_index()
@@ -130,7 +133,7 @@ def test_a_cache_folder_that_cannot_be_written_is_one_line(small_lm_eval, tmp_pa
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("")
     with pytest.MonkeyPatch.context() as patch, caplog.at_level(logging.INFO, logger="evalpack"):
-        patch.setenv(index_cache.CACHE_ENV, str(blocker / "cache"))
+        patch.setenv(index_file.CACHE_ENV, str(blocker / "cache"))
         index, _ = index_cache.builtin_index()
     assert "gsm8k" in index
     (line,) = ours(caplog)
@@ -138,18 +141,18 @@ def test_a_cache_folder_that_cannot_be_written_is_one_line(small_lm_eval, tmp_pa
 
 
 def test_the_cache_folder_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.delenv(index_cache.CACHE_ENV)
+    monkeypatch.delenv(index_file.CACHE_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert index_cache.cache_dir() == tmp_path / "xdg" / "evalpack"
+    assert index_file.cache_dir() == tmp_path / "xdg" / "evalpack"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert index_cache.cache_dir() == tmp_path / "home" / ".cache" / "evalpack"
+    assert index_file.cache_dir() == tmp_path / "home" / ".cache" / "evalpack"
 
 
 def test_the_include_paths_index_is_cached_and_follows_edits(tmp_path, monkeypatch, caplog):
     """The pack's own index, as every process reads it: the same entries and configs as lm-eval
     builds from the folder; a task renamed in the folder is seen at the next read."""
-    monkeypatch.setenv(index_cache.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(index_file.CACHE_ENV, str(tmp_path / "cache"))
     folder = tmp_path / "tasks"
     shutil.copytree(TASKS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
     own = TaskIndex.build([folder])
@@ -170,3 +173,42 @@ def test_the_include_paths_index_is_cached_and_follows_edits(tmp_path, monkeypat
     assert "gsm8k_tulu_renamed" in again and "gsm8k_tulu" not in again
     (line,) = ours(caplog)
     assert line.startswith(f"the tasks in {folder} changed since")
+
+
+CATALOG_READ = """
+import json, sys
+from evalpack.core import catalog
+index = catalog.task_index(sys.argv[1])
+loaded = sorted(m for m in ("lm_eval.tasks", "datasets", "pandas") if m in sys.modules)
+print(json.dumps([sorted([n, e.kind, str(e.yaml_path)] for n, e in index.items()), loaded]))
+"""
+
+
+def test_the_catalog_reads_a_cached_index_without_lm_evals_task_machinery(tmp_path):
+    """What a board, a report or `suite show` needs of the include path's index (each name's
+    kind and YAML file) is read from the cache file alone; lm-eval's task machinery (with
+    `datasets` and pandas) is imported to build a missing index, not to read one. Both reads
+    give lm-eval's own entries."""
+    folder = tmp_path / "tasks"
+    shutil.copytree(TASKS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, index_file.CACHE_ENV: str(tmp_path / "cache")}
+    reads = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", CATALOG_READ, str(folder)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
+        for _ in range(2)
+    ]
+    (built_now, loaded_building), (from_file, loaded_reading) = reads
+    assert loaded_building == ["datasets", "lm_eval.tasks", "pandas"]
+    assert loaded_reading == []
+    own = TaskIndex.build([folder])
+    assert len(own) > 250
+    assert (
+        built_now == from_file == sorted([n, e.kind.name, str(e.yaml_path)] for n, e in own.items())
+    )

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import json
 
+import datasets
 import pytest
 from datasets.exceptions import DatasetNotFoundError
 
@@ -173,7 +174,7 @@ def test_wildguardtest_without_access_is_one_line(monkeypatch):
             "authenticated to access it."
         )
 
-    monkeypatch.setattr(data.datasets, "load_dataset", gated)
+    monkeypatch.setattr(datasets, "load_dataset", gated)
     with pytest.raises(data.DataError) as error:
         safety.load_wildguardtest()
     text = str(error.value)

@@ -20,7 +20,7 @@ import sys
 
 from lm_eval._cli.harness import HarnessCLI
 
-from ..leaderboard.inprocess import execute, requested_tasks
+from ..core import catalog
 from ..models.registry import register as register_models
 from . import console
 from .subcommands import PACK_COMMANDS
@@ -84,6 +84,17 @@ class EvalpackCLI(HarnessCLI):
         return args
 
 
+def run_command(args: argparse.Namespace) -> int:
+    """The pack's commands run here; lm-eval's through `inprocess`, imported only for them: it
+    brings lm-eval's task machinery (`datasets`, pandas), about a second of CPU that the pack's
+    commands (a board, a report) do not need."""
+    if getattr(args, "pack_command", None):
+        return args.func(args)
+    from ..leaderboard.inprocess import execute
+
+    return execute(args)
+
+
 def main(argv: list[str] | None = None) -> None:
     verbose, argv = console.wants_traceback(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -97,10 +108,10 @@ def main(argv: list[str] | None = None) -> None:
     args = cli.parse(argv)
     try:
         console.quiet_lm_eval(
-            requested_tasks(args) if hasattr(args, "tasks") else [],
+            catalog.requested_tasks(args) if hasattr(args, "tasks") else [],
             console.caches_itself(getattr(args, "model", None)),
         )
-        status = execute(args)
+        status = run_command(args)
     except KeyboardInterrupt as exc:
         if verbose:
             raise

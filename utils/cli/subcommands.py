@@ -21,7 +21,6 @@ from ..leaderboard import board as leaderboard
 from ..leaderboard import checkpoints as checkpoints_file
 from ..leaderboard import gpu_pool, plan
 from ..report import report
-from . import rescore
 
 log = logging.getLogger("evalpack")
 
@@ -331,6 +330,8 @@ def rescore_run(args: argparse.Namespace) -> int:
     source = Path(args.dir)
     output = Path(args.output) if args.output else source.with_name(source.name + "_rescored")
     tasks = [t for t in (args.tasks or "").split(",") if t]
+    from . import rescore  # runs lm-eval here: its task machinery is imported for this command only
+
     failed = rescore.rescore(source, output, tasks)
     if failed:
         log.error(

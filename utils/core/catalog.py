@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from ..lmeval import index_file
 from .resources import suites_file, tasks_dir
 from .yaml_files import read_yaml
 
@@ -29,13 +30,19 @@ _PlainLoader.add_constructor("!function", lambda loader, node: loader.construct_
 
 
 @cache
-def task_index(include_path: str | None = None) -> dict:
-    """lm-eval's index of the tasks under `include_path` (default: the pack's own), as its
-    `TaskManager(include_path, include_defaults=False)` builds it; read once per process,
-    from its disk cache while the folder's YAML files are unchanged (`index_cache`)."""
-    from ..lmeval import index_cache
+def task_index(include_path: str | None = None) -> dict[str, index_file.TaskFile]:
+    """Each name lm-eval's index of the tasks under `include_path` (default: the pack's own) has,
+    as its `TaskManager(include_path, include_defaults=False)` builds it, with its kind and YAML
+    file; read once per process, from its disk cache while the folder's YAML files are unchanged
+    (`index_file`), else built by lm-eval (`index_cache`, which brings lm-eval's task machinery:
+    imported only then)."""
+    root = Path(include_path or tasks_dir()).resolve()
+    rows = index_file.stored_rows(root)
+    if rows is None:
+        from ..lmeval import index_cache
 
-    return index_cache.task_index(include_path or str(tasks_dir()))
+        rows, _ = index_cache.cached_rows(root)
+    return index_file.task_files(rows, root)
 
 
 @lru_cache(maxsize=4096)
@@ -52,6 +59,13 @@ def _read_with_includes(path: Path) -> dict:
     if base:
         return {**_read_with_includes(path.parent / base), **config}
     return config
+
+
+def requested_tasks(args) -> list[str]:
+    """Task names of lm-eval's parsed `run --tasks` (space- or comma-separated, as lm-eval
+    takes them)."""
+    values = args.tasks if isinstance(args.tasks, list) else [args.tasks or ""]
+    return [name for value in values for name in value.split(",") if name]
 
 
 def task_config(name: str, index: dict | None = None) -> dict:
@@ -86,7 +100,7 @@ def group_of(task: str, index: dict | None = None) -> str | None:
     """The pack group that lists `task` as a member, if any."""
     index = task_index() if index is None else index
     for name, entry in index.items():
-        if entry.kind.name == "GROUP" and task in members(task_config(name, index)):
+        if entry.kind == "GROUP" and task in members(task_config(name, index)):
             return name
     return None
 

@@ -23,10 +23,13 @@ import json
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-import datasets
-from datasets.exceptions import DatasetNotFoundError
+if TYPE_CHECKING:
+    # `datasets` (with pandas, ~0.5 s to import) is imported by the functions that build a
+    # dataset: boards, reports and rescoring read mirror paths and JSONL here without it.
+    import datasets
 
 DATA_DIR_ENV = "EVALPACK_DATA_DIR"
 
@@ -96,6 +99,8 @@ def load_split(
         rows = read_jsonl(file)
     else:
         rows = load_from_hub(path, name, split, revision)
+    import datasets
+
     return datasets.Dataset.from_list(with_keys(rows, path, name, split))
 
 
@@ -137,6 +142,9 @@ def load_from_hub(
     )
     if not offline and not hub_reachable():
         raise failure
+    import datasets
+    from datasets.exceptions import DatasetNotFoundError
+
     try:
         return list(datasets.load_dataset(path, name, split=split, revision=revision))
     except ConnectionError:
@@ -160,6 +168,8 @@ def load(
 ) -> datasets.DatasetDict:
     """`custom_dataset` hook: the named splits of one hub dataset at `revision`. Extra keyword
     arguments are the task's metadata, which lm-eval passes along; they do not affect loading."""
+    import datasets
+
     return datasets.DatasetDict(
         {split: load_split(path, name, split, revision) for split in splits}
     )

@@ -24,6 +24,7 @@ from ..core.suggest import did_you_mean
 from ..core.yaml_files import read_yaml
 from ..models.arguments import known_model_args
 from ..models.registry import register
+from . import identity
 from .gen_settings import gen_kwargs_problems, misplaced
 from .serve import serve_problems
 from .thinking import thinking_problems
@@ -49,10 +50,7 @@ def model_problems(model: str, model_args) -> list[str]:
     known = list(model_registry.keys())
     if model not in known:
         return [f"unknown model {model!r}{did_you_mean(model, known)}"]
-    if isinstance(model_args, str):
-        from lm_eval.utils import simple_parse_args_string
-
-        model_args = simple_parse_args_string(model_args)
+    model_args = identity.as_mapping(model_args)
     try:
         cls = get_model(model)
         params = inspect.signature(cls.__init__).parameters

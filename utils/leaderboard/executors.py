@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.catalog import task_flags
 from ..models.registry import POOLED
+from . import identity
 from .gen_settings import gen_kwargs_flags
 from .rundirs import COMPLETION_LOG, WORKER_LOG, lm_eval_command
 from .serve import ENDPOINTS, gpus_needed, serve_of, served_model
@@ -139,11 +140,7 @@ def resources_for(ckpt: dict) -> dict:
     declared = dict(ckpt.get("resources") or {})
     if serve_of(ckpt) and "num_gpus" not in declared:  # the GPUs its servers take
         declared["num_gpus"] = gpus_needed(ckpt)
-    args = ckpt.get("model_args") or {}
-    if isinstance(args, str):
-        from lm_eval.utils import simple_parse_args_string
-
-        args = simple_parse_args_string(args)
+    args = identity.model_args(ckpt)
     if "num_gpus" not in declared:
         if "tensor_parallel_size" in args or "data_parallel_size" in args:
             declared["num_gpus"] = int(args.get("tensor_parallel_size", 1)) * int(

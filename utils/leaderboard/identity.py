@@ -13,8 +13,6 @@ changing anything else under the same name is refused.
 
 from __future__ import annotations
 
-from lm_eval.utils import simple_parse_args_string
-
 TRANSPORT = frozenset(
     {
         "base_url",
@@ -34,10 +32,20 @@ TRANSPORT = frozenset(
 )
 
 
+def as_mapping(args: str | dict | None) -> dict:
+    """Arguments as a mapping: a `k=v,...` string parsed as lm-eval parses `--model_args` (its
+    utils, with numpy and requests, are imported for a string only: a board needs them no
+    more)."""
+    if isinstance(args, dict) or not args:
+        return dict(args or {})
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(args)
+
+
 def model_args(ckpt: dict) -> dict:
     """The checkpoint's model arguments as a mapping (lm-eval's `k=v,...` string parsed)."""
-    args = ckpt.get("model_args") or {}
-    return dict(args) if isinstance(args, dict) else simple_parse_args_string(args)
+    return as_mapping(ckpt.get("model_args"))
 
 
 def identity(ckpt: dict) -> dict:

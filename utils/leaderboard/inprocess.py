@@ -68,7 +68,7 @@ def run_lm_eval(argv: list[str], log_file: Path) -> str | None:
         try:
             args = parse_command(["run", *argv])
             args.include_path = args.include_path or str(tasks_dir())
-            with fixed_costs.pack_only(requested_tasks(args), args.include_path):
+            with fixed_costs.pack_only(catalog.requested_tasks(args), args.include_path):
                 args.func(args)
         except SystemExit as exc:  # lm-eval's argument errors
             if exc.code not in (0, None):
@@ -82,16 +82,10 @@ def run_lm_eval(argv: list[str], log_file: Path) -> str | None:
     return reason
 
 
-def requested_tasks(args: argparse.Namespace) -> list[str]:
-    """Task names of `run --tasks` (space- or comma-separated, as lm-eval takes them)."""
-    values = args.tasks if isinstance(args.tasks, list) else [args.tasks or ""]
-    return [name for value in values for name in value.split(",") if name]
-
-
 def check_chat_settings(args: argparse.Namespace) -> None:
     """Warn when a chat task runs without a chat template, with few-shot turns collapsed, or a
     base-model task runs with one."""
-    names = requested_tasks(args)
+    names = catalog.requested_tasks(args)
     if not names:
         return
     index = catalog.task_index(args.include_path)
@@ -123,10 +117,8 @@ def check_chat_settings(args: argparse.Namespace) -> None:
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run the parsed command: lm-eval's (with the pack's include path; a run whose tasks are
-    all on it never indexes lm-eval's built-in tasks) or the pack's."""
-    if getattr(args, "pack_command", None):
-        return args.func(args)
+    """Run lm-eval's parsed command with the pack's include path (a run whose tasks are all on
+    it never indexes lm-eval's built-in tasks)."""
     if getattr(args, "include_path", "") is None:
         args.include_path = str(tasks_dir())
     fixed_costs.install()  # lm-eval's built-in task index from its disk cache (ls, validate)
@@ -135,6 +127,6 @@ def execute(args: argparse.Namespace) -> int:
         return 0
     check_chat_settings(args)
     run_names.install()
-    with fixed_costs.pack_only(requested_tasks(args), args.include_path):
+    with fixed_costs.pack_only(catalog.requested_tasks(args), args.include_path):
         args.func(args)
     return 0

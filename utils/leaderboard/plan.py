@@ -22,12 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from lm_eval.utils import simple_parse_args_string
-
 from ..core import catalog, data
 from ..models.endpoints import url_problem
 from ..models.registry import register
-from . import probes, requirements
+from . import identity, probes, requirements
 from .rundirs import pair_is_done
 from .serve import model_path_problem
 
@@ -91,13 +89,8 @@ def run_metadata(extra: list[str]) -> dict:
             try:
                 return json.loads(value)
             except ValueError:
-                return simple_parse_args_string(value)
+                return identity.as_mapping(value)
     return {}
-
-
-def model_args_of(ckpt: dict) -> dict:
-    args = ckpt.get("model_args") or {}
-    return dict(args) if isinstance(args, dict) else simple_parse_args_string(args)
 
 
 class Backend:
@@ -109,7 +102,7 @@ class Backend:
         from lm_eval.api.registry import get_model
 
         register()
-        self.name, self.args = ckpt["model"], model_args_of(ckpt)
+        self.name, self.args = ckpt["model"], identity.model_args(ckpt)
         try:
             self.cls = get_model(ckpt["model"])
         except Exception:  # noqa: BLE001  (a backend that cannot be imported here: ask nothing)

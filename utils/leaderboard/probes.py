@@ -11,7 +11,6 @@ import json
 import os
 
 import requests
-from lm_eval.models.openai_completions import LocalChatCompletion
 
 from ..judges import wildguard
 from ..judges.client import JudgeSettings, first_choice, unconfigured
@@ -49,8 +48,11 @@ def endpoint(base_url: str, path: str) -> str:
 
 def loglikelihood_problem(model_cls, args: dict) -> str | None:
     """Why this checkpoint cannot answer log-likelihood requests, or None."""
+    # lm-eval's own chat-completions models refuse log-likelihoods as well (imported here: its
+    # HTTP client, aiohttp, is a tenth of a second a board does not otherwise need)
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
     name = getattr(model_cls, "backend_name", None) or model_cls.__name__
-    # lm-eval's own chat-completions models refuse log-likelihoods as well
     if issubclass(model_cls, (NoLoglikelihood, GenerationOnly, LocalChatCompletion)):
         return (
             f"{name} answers generation requests only (no log-likelihoods): use "

@@ -19,10 +19,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from lm_eval.utils import simple_parse_args_string
-
 from ..core import catalog
-from . import stream
+from . import identity, stream
 from .router import Router
 from .rundirs import FAILED_MARKER, clear_unfinished
 from .serve import Server, free_port, record, stop_group, wait_healthy
@@ -118,9 +116,7 @@ def with_base_url(pair: dict, url: str) -> dict:
     argv = list(pair["argv"])
     at = argv.index("--model_args") + 1
     wrapped = json.loads(argv[at])
-    inner = wrapped.get("model_args") or {}
-    if not isinstance(inner, dict):
-        inner = simple_parse_args_string(inner)
+    inner = identity.as_mapping(wrapped.get("model_args"))
     wrapped["model_args"] = {**inner, "base_url": url}
     argv[at] = json.dumps(wrapped)
     return {**pair, "argv": argv}

@@ -23,29 +23,19 @@ folder:
   (`Entry.cfg`, which the factory does not read for an indexed task) is read from its file
   when first asked for.
 
-`catalog` imports this module (and with it lm-eval's task machinery) when it first needs the
-include path's index.
+The file's format is `index_file`'s, which `catalog` reads without this module; `catalog`
+imports this one (and with it lm-eval's task machinery) only to build a missing or stale index.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
-import os
-import tempfile
 from pathlib import Path
 
-import lm_eval
 import lm_eval.tasks
 from lm_eval.tasks._index import Entry, Kind, TaskIndex
 from lm_eval.tasks._yaml_loader import load_yaml
 
-log = logging.getLogger("evalpack.index_cache")
-
-FORMAT = 1  # bump when what is stored changes
-CACHE_ENV = "EVALPACK_CACHE_DIR"
-IGNORED = {"__pycache__", ".ipynb_checkpoints"}  # folders lm-eval's index does not look in
+from . import index_file
 
 
 class CachedEntry(Entry):
@@ -63,46 +53,9 @@ class CachedEntry(Entry):
         self._cfg = value
 
 
-def cache_dir() -> Path:
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "evalpack"
-
-
 def builtin_root() -> Path:
     """The folder of lm-eval's built-in tasks (the one its `TaskManager` indexes)."""
     return Path(lm_eval.tasks.__file__).parent
-
-
-def listing_hash(root: Path) -> str:
-    """A hash of every YAML file under `root` lm-eval's index reads: path, size, mtime."""
-    rows = []
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [name for name in subfolders if name not in IGNORED]
-        for name in files:
-            if name.endswith(".yaml"):
-                stat = os.stat(os.path.join(folder, name))
-                rel = os.path.relpath(os.path.join(folder, name), root)
-                rows.append(f"{rel}\0{stat.st_size}\0{stat.st_mtime_ns}")
-    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()
-
-
-def cache_key(root: Path) -> dict:
-    return {
-        "format": FORMAT,
-        "lm_eval": lm_eval.__version__,
-        "root": str(root),
-        "listing": listing_hash(root),
-    }
-
-
-def cache_file(root: Path) -> Path:
-    """This lm-eval installation's file (one per version and folder: several virtual
-    environments do not overwrite each other's)."""
-    install = hashlib.sha256(f"{lm_eval.__version__}\0{root}".encode()).hexdigest()[:16]
-    return cache_dir() / f"lm_eval_task_index-{install}.json"
 
 
 def output_type(entry: Entry) -> str | None:
@@ -139,44 +92,16 @@ def output_types(rows: list[list], root: Path) -> dict[str, str | None]:
     return {str(root / rel): out for _, kind, rel, _, out in rows if kind in tasks and rel}
 
 
-def read(file: Path, key: dict) -> tuple[dict[str, Entry], dict[str, str | None]] | None:
-    """The cached index, or None (with one line why, unless there is no file yet)."""
-    try:
-        stored = json.loads(file.read_text(encoding="utf-8"))
-        if {k: stored.get(k) for k in key} != key:
-            log.warning(
-                "the tasks in %s changed since %s was written: indexing them again",
-                key["root"],
-                file,
-            )
-            return None
-        return from_rows(stored["rows"], Path(key["root"]))
-    except (FileNotFoundError, NotADirectoryError):  # none yet (a bad folder: see `write`)
-        return None
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        log.warning("cannot read %s (%s): indexing the tasks in %s again", file, exc, key["root"])
-        return None
-
-
-def write_json(file: Path, record: dict, what: str) -> None:
-    """Replace `file` with `record` atomically; a cache folder that cannot be written is one
-    line, naming `what` was not kept."""
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(record, out)
-            os.replace(temporary, file)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError as exc:
-        log.warning("cannot write %s to %s (%s)", what, file, exc)
-
-
-def write(file: Path, key: dict, rows: list[list]) -> None:
-    write_json(file, {**key, "rows": rows}, "the task index")
+def cached_rows(root: Path) -> tuple[list[list], dict[str, Entry] | None]:
+    """The rows kept for the folder `root` (an absolute path) while their key holds; else
+    lm-eval's index of the folder, built, and its rows (written to the cache)."""
+    rows = index_file.stored_rows(root, set(Kind.__members__))
+    if rows is not None:
+        return rows, None
+    index = TaskIndex.build([root])
+    rows = to_rows(index, root)
+    index_file.write(index_file.cache_file(root), index_file.cache_key(root), rows)
+    return rows, index
 
 
 def cached_index(root: Path) -> tuple[dict[str, Entry], dict[str, str | None]]:
@@ -186,13 +111,9 @@ def cached_index(root: Path) -> tuple[dict[str, Entry], dict[str, str | None]]:
     folder is taken as an absolute path, built or cached alike (a relative one names another
     folder in another working directory)."""
     root = root.resolve()
-    key, file = cache_key(root), cache_file(root)
-    found = read(file, key)
-    if found is not None:
-        return found
-    index = TaskIndex.build([root])
-    rows = to_rows(index, root)
-    write(file, key, rows)
+    rows, index = cached_rows(root)
+    if index is None:
+        return from_rows(rows, root)
     return index, output_types(rows, root)
 
 

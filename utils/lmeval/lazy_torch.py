@@ -9,7 +9,7 @@ replay, never uses torch otherwise. With `install()`:
   after it is), else the moment it is imported (an import hook): its generator is in the
   state lm-eval gave it whenever anything first uses it;
 * the report is computed as lm-eval computes it by the first run, then read from the pack's
-  cache folder (`index_cache.cache_dir`) while its key holds: this interpreter, the
+  cache folder (`index_file.cache_dir`) while its key holds: this interpreter, the
   modification times of its site-packages folders (an install or upgrade changes them), the
   machine (host name, boot id) and the GPU device nodes it shows (a container's), the
   environment variables that decide what torch and collect_env find (CUDA, ROCm, conda, PATH,
@@ -35,7 +35,7 @@ from pathlib import Path
 import lm_eval.evaluator
 import lm_eval.utils
 
-from . import index_cache
+from . import index_file
 
 REPORT_FORMAT = 1
 REPORT_LIFETIME = 3600.0  # seconds
@@ -137,7 +137,7 @@ def report_key() -> dict:
 
 
 def report_file(name: str) -> Path:
-    return index_cache.cache_dir() / f"environment_report-{name}.json"
+    return index_file.cache_dir() / f"environment_report-{name}.json"
 
 
 def cached_report(name: str, key: dict) -> str | None:
@@ -152,7 +152,7 @@ def cached_report(name: str, key: dict) -> str | None:
 
 def save_report(name: str, key: dict, report: str) -> None:
     record = {"key": key, "written": time.time(), "report": report}
-    index_cache.write_json(report_file(name), record, "the environment report")
+    index_file.write_json(report_file(name), record, "the environment report")
 
 
 def add_env_info(storage: dict) -> None:
