@@ -33,7 +33,7 @@ def test_every_task_file_is_indexed():
     assert [p for p in YAML_FILES if p.resolve() not in indexed] == []
 
 
-@pytest.mark.parametrize("name", [n for n in PACK_NAMES if INDEX[n].kind.name == "TASK"])
+@pytest.mark.parametrize("name", [n for n in PACK_NAMES if INDEX[n].kind == "TASK"])
 def test_every_task_config_builds(name):
     config = load_yaml(INDEX[name].yaml_path, resolve_func=True)
     built = TaskConfig(**config)
@@ -118,7 +118,7 @@ def test_every_hook_cuts_at_its_tasks_stop_strings():
     cuts at exactly those its tasks' YAML declares, for every task that uses it."""
     checked = set()
     for name in PACK_NAMES:
-        if INDEX[name].kind.name not in ("TASK", "PY_TASK"):
+        if INDEX[name].kind not in ("TASK", "PY_TASK"):
             continue
         config = load_yaml(INDEX[name].yaml_path, resolve_func=True)
         for module in hook_modules(config):
@@ -140,7 +140,7 @@ def test_every_task_declares_its_dataset_revision():
     were made on)."""
     undeclared = []
     for name in PACK_NAMES:
-        if INDEX[name].kind.name in ("TASK", "PY_TASK"):
+        if INDEX[name].kind in ("TASK", "PY_TASK"):
             kwargs = load_yaml(INDEX[name].yaml_path, resolve_func=False)["dataset_kwargs"]
             revision = kwargs.get("revision", "missing")
             if not (revision is None or re.fullmatch(r"[0-9a-f]{40}|v[\w.]+", str(revision))):
