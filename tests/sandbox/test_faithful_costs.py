@@ -32,28 +32,31 @@ SPIN = "while True: pass"
 
 
 @pytest.fixture
-def loaded_cpus():
-    """On every CPU, a spinner in a session of its own (its own scheduler autogroup) whose
-    autogroup has nice -10: a job's group gets about a tenth of the CPU beside it. The
-    process's one-time sandbox set-up (the view, ~1 s of CPU) is done first, so the spinners
-    run only as long as the jobs do (7 s instead of 15 s here; at a tenth of the CPU the set-up
-    alone took the rest, and the whole suite waited beside it)."""
+def loaded_cpu():
+    """The job's CPU loaded: this process (and so the sandbox's slot and its jobs) kept on one
+    CPU, with a spinner there in a session of its own (its own scheduler autogroup) whose
+    autogroup has nice -10, so a job's group gets about a tenth of that CPU. The other CPUs
+    stay free for the rest of the machine (a test suite's other workers), and the process's
+    one-time sandbox set-up (the view, ~1 s of CPU) is done before the spinner starts: it runs
+    only as long as the jobs do."""
+    cpus = os.sched_getaffinity(0)
+    cpu = max(cpus)
+    os.sched_setaffinity(0, {cpu})
     run_jobs([job(HONEST)], workers=1)
-    spinners = []
-    for cpu in sorted(os.sched_getaffinity(0)):
-        spinner = subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True)
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True)
+    try:
         os.sched_setaffinity(spinner.pid, {cpu})
         with open(f"/proc/{spinner.pid}/autogroup", "w") as handle:
             handle.write("-10")
-        spinners.append(spinner)
-    yield
-    for spinner in spinners:
+        yield
+    finally:
         spinner.kill()
         spinner.wait()
+        os.sched_setaffinity(0, cpus)
 
 
 @needs_root
-def test_work_in_a_helper_thread_is_judged_by_its_cpu_time(loaded_cpus):
+def test_work_in_a_helper_thread_is_judged_by_its_cpu_time(loaded_cpu):
     threaded, honest = run_jobs([job(HELPER_THREAD, timeout=1.0), job(HONEST)], workers=1)
     assert threaded.passed, threaded
     assert threaded.seconds > 5.0, "the CPU was not loaded: the backstop was not reached"
