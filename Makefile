@@ -76,7 +76,9 @@ chromium:
 # other or share an expensive session fixture run on one worker (tests/conftest.py,
 # XDIST_GROUPS). The 15 slowest tests are printed at the end. (One worker more than the cores
 # was quicker, but a board's Ctrl-C test then hung twice in four runs: see the closing note.)
-test: $(BIN)/.test-extras chromium
+# The set-up and Chromium's install (a download and an unpack on a machine without it) run at once.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target $(BIN)/.test-extras chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/pytest -q -n auto --durations=15
