@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 from ..core import catalog, data
 from ..models.endpoints import url_problem
 from ..models.registry import register
-from . import identity, probes, requirements
+from . import identity, requirements
 from .rundirs import pair_is_done
 from .serve import model_path_problem
 
@@ -119,6 +119,10 @@ class Backend:
         if self.cls is None or not self.askable:
             return None
         if need not in self.answers:
+            # imported when a server is first asked: with the probes come an HTTP client and
+            # lm-eval's model classes (0.2 s at every board's start otherwise)
+            from . import probes
+
             if need == "reachable":
                 self.answers[need] = probes.reachable_problem(self.args)
             elif need == "loglikelihood":
@@ -153,7 +157,11 @@ def make_plan(
     metadata = run_metadata(extra)
     needs = {e["task"]: task_needs(e, metadata) for e in entries}
     kinds = {n.judge for n in needs.values() if n.judge}
-    judges = {kind: probes.judge_problem(metadata, kind) for kind in kinds}
+    judges = {}
+    if kinds:
+        from . import probes
+
+        judges = {kind: probes.judge_problem(metadata, kind) for kind in kinds}
     pairs: dict[str, dict[str, str]] = {}
     for ckpt in checkpoints:
         backend, row = Backend(ckpt, local), {}
