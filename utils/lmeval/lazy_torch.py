@@ -14,7 +14,9 @@ replay, never uses torch otherwise. With `install()`:
   machine (host name, boot id) and the GPU device nodes it shows (a container's), the
   environment variables that decide what torch and collect_env find (CUDA, ROCm, conda, PATH,
   PYTHONPATH...), and for an hour at most (collect_env also reports the compilers and the OS,
-  which the key does not cover). A process computes or reads it once.
+  which the key does not cover). A process computes or reads it once. The report's
+  `transformers_version` (lm-eval imports transformers for it, 0.2 s) is then read from the
+  installed distribution's metadata: the same string.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.abc
+import importlib.metadata
 import json
 import os
 import re
@@ -170,18 +173,30 @@ def add_env_info(storage: dict) -> None:
         with torch_unseen():
             _lm_eval_add_env_info(storage)
         storage["pretty_env_info"] = _reports[name] = known
+        storage["transformers_version"] = transformers_version()
+
+
+def transformers_version() -> str:
+    """What lm-eval reports as `transformers.__version__`, read from the installed
+    distribution's metadata (importing transformers for it costs a run 0.2 s)."""
+    try:
+        return importlib.metadata.version("transformers")
+    except importlib.metadata.PackageNotFoundError:
+        return "N/A"
 
 
 @contextlib.contextmanager
 def torch_unseen():
-    """Within: lm-eval's `add_env_info` takes torch as absent and leaves it unloaded (it is
-    the only caller of `is_torch_available` left, and runs under the lock above)."""
-    available = lm_eval.utils.is_torch_available
-    lm_eval.utils.is_torch_available = lambda: False
+    """Within: lm-eval's `add_env_info` takes torch and transformers as absent and leaves them
+    unloaded (it is the only caller of `is_torch_available` and `is_transformers_available`
+    left, and runs under the lock above)."""
+    utils = lm_eval.utils
+    available = utils.is_torch_available, utils.is_transformers_available
+    utils.is_torch_available = utils.is_transformers_available = lambda: False
     try:
         yield
     finally:
-        lm_eval.utils.is_torch_available = available
+        utils.is_torch_available, utils.is_transformers_available = available
 
 
 def install() -> None:
