@@ -1,6 +1,7 @@
 """The board serving real checkpoints itself: `transformers serve` (CPU) on three tiny random
 Llamas built here, two "GPU" slots (`--gpus 0,1`): every server started and stopped by the board,
-and the results equal to those of the same checkpoints served by hand. Skipped, with the install
+and the results equal to those of the same checkpoints served by hand (one server loading
+each on demand). Skipped, with the install
 line, where the server package is missing (as tests/models/test_real_server.py)."""
 
 import json
@@ -62,13 +63,14 @@ def outputs(pair: Path) -> dict:
     return {"answers": sorted((s["doc_id"], s["resps"]) for s in samples), "metrics": metrics}
 
 
-def start_by_hand(model: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    """`transformers serve` started as a user would (waited for by the caller)."""
+def start_by_hand(log: Path) -> tuple[subprocess.Popen, str]:
+    """`transformers serve` started as a user serving several checkpoints would: one server,
+    no model forced (each request's model is loaded on demand); waited for by the caller."""
     port = free_port()
-    command = COMMAND.format(port=port, model=model)
+    command = COMMAND.format(port=port, model="").split()
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            command.split(),
+            command,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -100,22 +102,26 @@ def test_the_board_serves_three_checkpoints_as_they_are_served_by_hand(
         pids += [server["pid"] for server in state["servers"]]
     assert len(pids) == 3 and not any(serve.group_alive(pid) for pid in pids)
 
-    by_hand, servers = [], []
+    proc, root = start_by_hand(tmp_path / "by_hand.log")
     try:
-        for name, folder in zip(names, tiny_models, strict=True):
-            proc, root = start_by_hand(folder, tmp_path / f"{name}.log")
-            servers.append(proc)
-            args = {"model": str(folder), "base_url": f"{root}/v1/chat/completions", **ARGS}
-            by_hand.append({"name": name, "model": "evalpack-chat", "model_args": args})
-        for name, proc, ckpt in zip(names, servers, by_hand, strict=True):
-            root = ckpt["model_args"]["base_url"].removesuffix("/v1/chat/completions")
-            _wait_healthy(root, proc, tmp_path / f"{name}.log")
+        _wait_healthy(root, proc, tmp_path / "by_hand.log")
+        by_hand = [
+            {
+                "name": name,
+                "model": "evalpack-chat",
+                "model_args": {
+                    "model": str(folder),
+                    "base_url": f"{root}/v1/chat/completions",
+                    **ARGS,
+                },
+            }
+            for name, folder in zip(names, tiny_models, strict=True)
+        ]
         result = board(tmp_path / "hand", by_hand)
         assert result.returncode == 0, result.stderr
     finally:
-        for proc in servers:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
     for name in names:
         for task in TASKS:
             auto = outputs(tmp_path / "auto" / "board" / name / task)
