@@ -1,8 +1,8 @@
 """The board serving real checkpoints itself: `transformers serve` (CPU) on three tiny random
 Llamas built here, two "GPU" slots (`--gpus 0,1`): every server started and stopped by the board,
 and the results equal to those of the same checkpoints served by hand (one server loading
-each on demand). Skipped, with the install
-line, where the server package is missing (as tests/models/test_real_server.py)."""
+each on demand). Skipped, with the install line, where the server package is missing (as
+tests/models/test_real_server.py)."""
 
 import json
 import os
