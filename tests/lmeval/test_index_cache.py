@@ -184,27 +184,28 @@ print(json.dumps([sorted([n, e.kind, str(e.yaml_path)] for n, e in index.items()
 """
 
 
+def catalog_read(folder: Path, cache: Path) -> tuple[list, list, str]:
+    """In a fresh process: the catalog's index of `folder` (name, kind, YAML file), which of
+    lm-eval's task machinery it imported, and what it logged."""
+    done = subprocess.run(
+        [sys.executable, "-c", CATALOG_READ, str(folder)],
+        env={**os.environ, index_file.CACHE_ENV: str(cache)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return *json.loads(done.stdout), done.stderr
+
+
 def test_the_catalog_reads_a_cached_index_without_lm_evals_task_machinery(tmp_path):
     """What a board, a report or `suite show` needs of the include path's index (each name's
     kind and YAML file) is read from the cache file alone; lm-eval's task machinery (with
-    `datasets` and pandas) is imported to build a missing index, not to read one. Both reads
-    give lm-eval's own entries."""
+    `datasets` and pandas) is imported to build a missing or stale index, not to read one. Every
+    read gives lm-eval's own entries; a stale index is said once."""
     folder = tmp_path / "tasks"
     shutil.copytree(TASKS_DIR, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, index_file.CACHE_ENV: str(tmp_path / "cache")}
-    reads = [
-        json.loads(
-            subprocess.run(
-                [sys.executable, "-c", CATALOG_READ, str(folder)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout
-        )
-        for _ in range(2)
-    ]
-    (built_now, loaded_building), (from_file, loaded_reading) = reads
+    built_now, loaded_building, _ = catalog_read(folder, tmp_path / "cache")
+    from_file, loaded_reading, _ = catalog_read(folder, tmp_path / "cache")
     assert loaded_building == ["datasets", "lm_eval.tasks", "pandas"]
     assert loaded_reading == []
     own = TaskIndex.build([folder])
@@ -212,3 +213,9 @@ def test_the_catalog_reads_a_cached_index_without_lm_evals_task_machinery(tmp_pa
     assert (
         built_now == from_file == sorted([n, e.kind.name, str(e.yaml_path)] for n, e in own.items())
     )
+    yaml = folder / "gsm8k" / "gsm8k_tulu.yaml"
+    yaml.write_text(yaml.read_text().replace("task: gsm8k_tulu\n", "task: gsm8k_tulu_renamed\n"))
+    rebuilt, loaded_rebuilding, said = catalog_read(folder, tmp_path / "cache")
+    assert loaded_rebuilding == loaded_building
+    assert said.count("changed since") == 1
+    assert ["gsm8k_tulu_renamed", "TASK", str(yaml)] in rebuilt

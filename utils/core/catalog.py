@@ -41,7 +41,7 @@ def task_index(include_path: str | None = None) -> dict[str, index_file.TaskFile
     if rows is None:
         from ..lmeval import index_cache
 
-        rows, _ = index_cache.cached_rows(root)
+        rows, _ = index_cache.built_rows(root)
     return index_file.task_files(rows, root)
 
 

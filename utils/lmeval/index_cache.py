@@ -92,15 +92,12 @@ def output_types(rows: list[list], root: Path) -> dict[str, str | None]:
     return {str(root / rel): out for _, kind, rel, _, out in rows if kind in tasks and rel}
 
 
-def cached_rows(root: Path) -> tuple[list[list], dict[str, Entry] | None]:
-    """The rows kept for the folder `root` (an absolute path) while their key holds; else
-    lm-eval's index of the folder, built, and its rows (written to the cache)."""
-    rows = index_file.stored_rows(root, set(Kind.__members__))
-    if rows is not None:
-        return rows, None
+def built_rows(root: Path) -> tuple[list[list], dict[str, Entry]]:
+    """lm-eval's index of the folder `root` (an absolute path), built, and its rows, written
+    to the cache (for a caller that found no usable rows there)."""
     index = TaskIndex.build([root])
     rows = to_rows(index, root)
-    index_file.write(index_file.cache_file(root), index_file.cache_key(root), rows)
+    index_file.write(root, rows)
     return rows, index
 
 
@@ -111,9 +108,10 @@ def cached_index(root: Path) -> tuple[dict[str, Entry], dict[str, str | None]]:
     folder is taken as an absolute path, built or cached alike (a relative one names another
     folder in another working directory)."""
     root = root.resolve()
-    rows, index = cached_rows(root)
-    if index is None:
+    rows = index_file.stored_rows(root, set(Kind.__members__))
+    if rows is not None:
         return from_rows(rows, root)
+    rows, index = built_rows(root)
     return index, output_types(rows, root)
 
 

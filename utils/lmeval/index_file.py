@@ -140,5 +140,6 @@ def write_json(file: Path, record: dict, what: str) -> None:
         log.warning("cannot write %s to %s (%s)", what, file, exc)
 
 
-def write(file: Path, key: dict, rows: list[list]) -> None:
-    write_json(file, {**key, "rows": rows}, "the task index")
+def write(root: Path, rows: list[list]) -> None:
+    """The rows of the folder `root` (an absolute path) kept under its current key."""
+    write_json(cache_file(root), {**cache_key(root), "rows": rows}, "the task index")
