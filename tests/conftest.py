@@ -62,6 +62,27 @@ def files_with_module_fixtures() -> set[str]:
     }
 
 
+# Files whose tests run one at a time (one scope each) for 7 s or more (a board, a whole lm-eval
+# run: `benchmarks/suite_cpu.py`): xdist hands out the largest scopes first and the one-test
+# scopes in collection order, so these go first among those; last, one of them kept a worker
+# busy for 10 s after the other had finished.
+LONG_SINGLE_TESTS = (
+    "tests/leaderboard/test_first_leaderboard.py",
+    "tests/leaderboard/test_serve_ray.py",
+    "tests/leaderboard/test_serve.py",
+    "tests/leaderboard/test_stream.py",
+    "tests/leaderboard/test_olmo3_suite.py",
+    "tests/tasks/test_plain_lm_eval.py",
+    "tests/judges/test_wildguard.py",
+    "tests/scoring/test_math_answers.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    """LONG_SINGLE_TESTS' tests first, the order otherwise unchanged."""
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in LONG_SINGLE_TESTS)
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     """xdist's scope scheduling with a scope per group above, one per file that defines a

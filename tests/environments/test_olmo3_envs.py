@@ -7,12 +7,9 @@ verifiers (the extra `evalpack[verifiers]`)."""
 import pytest
 
 from tests.conftest import DATA_DIR, OLMES_REF, REPO, read_jsonl, requires_shared
+from tests.environments.conftest import requires_verifiers
 
-pytest.importorskip(
-    "verifiers.v1",
-    reason="verifiers not installed: pip install 'evalpack[verifiers]' (make test installs it)",
-)
-pytestmark = requires_shared
+pytestmark = [requires_verifiers, requires_shared]
 
 OLMES = {
     "codex_humanevalplus_olmo3": "codex_humanevalplus::olmo3:adapt",

@@ -16,14 +16,11 @@ import pytest
 
 from evalpack.scoring.thinking import split_r1_style
 from tests.conftest import OLMES_REF, OUTPUTS, SHARED, read_jsonl, requires_shared
+from tests.environments.conftest import requires_verifiers
 from tests.tasks.test_gpqa import gpqa_dir  # noqa: F401 (GPQA unpacked to scratch)
 from tests.tasks.test_olmo3_rules import our_task
 
-pytest.importorskip(
-    "verifiers.v1",
-    reason="verifiers not installed: pip install 'evalpack[verifiers]' (make test installs it)",
-)
-pytestmark = requires_shared
+pytestmark = [requires_verifiers, requires_shared]
 
 ON = {"process_output": "r1_style"}
 GROUPS = {  # OLMES spec prefix -> (the pack's group, OLMES's primary metric)

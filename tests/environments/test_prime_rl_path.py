@@ -15,12 +15,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.environments.conftest import requires_verifiers
 from tests.models.http_stub import Stub
 
-vf = pytest.importorskip(
-    "verifiers.v1",
-    reason="verifiers not installed: pip install 'evalpack[verifiers]' (make test installs it)",
-)
+pytestmark = requires_verifiers
 
 DEMO_DATA = REPO / "demo" / "data"
 
@@ -41,6 +39,8 @@ def stub():
 
 
 def test_prime_rls_config_loads_the_rows_and_rewards_a_rollout(monkeypatch, stub):
+    import verifiers.v1 as vf
+
     monkeypatch.setenv("EVALPACK_DATA_DIR", str(DEMO_DATA))
     (source,) = readme_sources()
     source["env"]["taskset"]["limit"] = 1  # the shipped sample: a doc or two per subject
@@ -75,6 +75,7 @@ def test_prime_rls_config_loads_the_rows_and_rewards_a_rollout(monkeypatch, stub
 
 
 def test_a_failed_rollout_is_counted_as_errored_never_scored(monkeypatch, stub, tmp_path):
+    import verifiers.v1 as vf
     from verifiers.v1.clients import ModelContext
     from verifiers.v1.utils.trace_store import write_episode
 

@@ -21,17 +21,14 @@ import pytest
 import requests
 
 from tests.conftest import replay_eval, requires_shared
+from tests.environments.conftest import requires_verifiers
 
-pytest.importorskip(
-    "verifiers.v1",
-    reason="verifiers not installed: pip install 'evalpack[verifiers]' (make test installs it)",
-)
 missing = [
     n
     for n in ("torch", "transformers", "fastapi", "uvicorn")
     if importlib.util.find_spec(n) is None
 ]
-pytestmark = requires_shared
+pytestmark = [requires_verifiers, requires_shared]
 needs_server = pytest.mark.skipif(
     bool(missing),
     reason=f"{', '.join(missing)} not installed: the real server needs "

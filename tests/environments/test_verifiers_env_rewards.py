@@ -9,12 +9,9 @@ import json
 import pytest
 
 from tests.conftest import OUTPUTS, read_jsonl, replay_eval, requires_shared
+from tests.environments.conftest import requires_verifiers
 
-pytest.importorskip(
-    "verifiers.v1",
-    reason="verifiers not installed: pip install 'evalpack[verifiers]' (make test installs it)",
-)
-pytestmark = requires_shared
+pytestmark = [requires_verifiers, requires_shared]
 
 # (task or group, subtask, reference outputs, docs, samples per doc): real model outputs
 REFERENCE = {
