@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 CHECKPOINT_FILE = "checkpoint.json"
@@ -69,6 +71,20 @@ def pair_is_done(pair_dir: Path) -> bool:
     """The marker, not the results file: lm-eval saves its results before the sample logs, so
     a run killed in between leaves a results file without complete samples."""
     return (pair_dir / DONE_MARKER).is_file()
+
+
+def write_whole(file: Path, text: str) -> None:
+    """Write `file` so that it appears complete (a temporary file beside it, renamed into
+    place), never empty or cut: the board reads a pair's markers and a checkpoint's `serve.json`
+    while the worker that writes them runs."""
+    fd, temporary = tempfile.mkstemp(dir=file.parent, prefix=f".{file.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, file)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def clear_unfinished(pair_dir: Path) -> None:

@@ -33,6 +33,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from .rundirs import write_whole
+
 PLACEHOLDERS = ("model", "port", "gpus", "gpus_per_replica")
 KEYS = ("command", "gpus_per_replica", "replicas", "start_timeout")
 # the path each served backend posts to, below the server's root
@@ -289,7 +291,7 @@ def record(ckpt_dir: Path, servers: list[Server], **state) -> None:
     path = ckpt_dir / SERVE_FILE
     current = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     current.update(state, servers=[server.describe() for server in servers])
-    path.write_text(json.dumps(current), encoding="utf-8")
+    write_whole(path, json.dumps(current))
 
 
 def recorded(ckpt_dir: Path) -> dict:

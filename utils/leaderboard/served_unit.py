@@ -22,7 +22,7 @@ from pathlib import Path
 from ..core import catalog
 from . import identity, stream
 from .router import Router
-from .rundirs import FAILED_MARKER, clear_unfinished
+from .rundirs import FAILED_MARKER, clear_unfinished, write_whole
 from .serve import Server, free_port, record, stop_group, wait_healthy
 
 log = logging.getLogger("evalpack.serve")
@@ -127,7 +127,7 @@ def fail_all(pairs: list[dict], reason: str) -> None:
         folder = Path(pair["dir"])
         clear_unfinished(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / FAILED_MARKER).write_text(reason + "\n", encoding="utf-8")
+        write_whole(folder / FAILED_MARKER, reason + "\n")
 
 
 def run_served_unit(spec: dict, run_one: Callable[[dict], None]) -> None:

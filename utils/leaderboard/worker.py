@@ -37,7 +37,15 @@ from ..models.registry import register
 from . import served_unit, stream
 from .inprocess import execute, output_into, parse_command, reason_of
 from .outcome import run_problem
-from .rundirs import DONE_MARKER, FAILED_MARKER, PAIR_LOG, WORKERS_LOG, clear_unfinished, error_line
+from .rundirs import (
+    DONE_MARKER,
+    FAILED_MARKER,
+    PAIR_LOG,
+    WORKERS_LOG,
+    clear_unfinished,
+    error_line,
+    write_whole,
+)
 
 PR_SET_PDEATHSIG = 1
 
@@ -123,9 +131,9 @@ def run_marked(pair: dict, node: str, side_by_side: bool) -> None:
             "seconds": round(time.monotonic() - start, 3),
             "side_by_side": side_by_side,
         }
-        (pair_dir / DONE_MARKER).write_text(json.dumps(marker), encoding="utf-8")
+        write_whole(pair_dir / DONE_MARKER, json.dumps(marker))
     else:
-        (pair_dir / FAILED_MARKER).write_text(reason + "\n", encoding="utf-8")
+        write_whole(pair_dir / FAILED_MARKER, reason + "\n")
 
 
 def run_unit(spec: dict) -> None:
