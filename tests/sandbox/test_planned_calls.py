@@ -69,11 +69,11 @@ def test_a_test_that_strays_gets_a_fresh_candidate():
 
 
 def test_a_wrong_answer_before_a_hanging_call_fails_and_does_not_time_out():
-    # each answer leaves as soon as it is computed: the test sees the wrong one and stops,
-    # as it would call by call, though the candidate is already stuck in the next planned call
+    # the failed check is recorded and the test goes on (so the candidate's view does not
+    # depend on the answers, `checks`): it waits for the stuck call until the time limit, and
+    # the first failure, the wrong answer, still decides, as in one process
     program = "def f(n):\n    while n:\n        pass\n    return 1\n"
-    (verdict,) = run_jobs([job(program, "assert f(0) == 0\nf(1)\n", "[[0], [1]]", timeout=10.0)])
-    # a run that waited for the stuck call would end "timeout" at the 10 s limit
+    (verdict,) = run_jobs([job(program, "assert f(0) == 0\nf(1)\n", "[[0], [1]]", timeout=1.0)])
     assert (verdict.outcome, verdict.reason) == ("failed", "assertion failed")
 
 

@@ -7,11 +7,11 @@ so nothing the candidate does can make an assertion pass; its exit, crash, hang 
 result fails the job even when the test catches exceptions. A test that never calls the candidate
 is an error, not a pass.
 
-Planned calls (`Job.calls`, see `plans`): the candidate answers the calls a test is expected to
-make without waiting for each; every call the test makes is checked against the plan, and a test
-that strays from it gets its job run again from scratch, call by call. Pure functions (`Job.pure`,
-see `memo`): the test's reference function is computed once per worker and arguments, each use
-charged the time it took (`budget`).
+Planned calls (`Job.calls`, `plans`): the candidate answers the calls a test should make without
+waiting for each; a test that strays from the plan gets its job run again, call by call. Pure
+functions (`Job.pure`, `memo`): a test's reference function is computed once per worker and
+arguments, each use charged its time (`budget`). What a candidate observes (its calls, when it
+is stopped) does not depend on the expected answers: `checks`, `_Proxy.drain`.
 
 Time: with cgroups a job is judged by its own work, the CPU time of its candidate's group and of
 this worker, against `timeout`; wall time (WALL_FACTOR * timeout + WALL_EXTRA) is only a backstop
@@ -33,7 +33,7 @@ import time
 from functools import lru_cache
 
 from ..core.bounded import bounded_map
-from . import fresh, held, pool, view
+from . import checks, fresh, held, pool, view
 from .budget import Budget, CandidateFailure
 from .errors import as_exception
 from .jobs import Job, Verdict
@@ -74,12 +74,17 @@ class _Proxy:
         self.buffer = bytearray()  # what the candidate sent: read from `offset` on
         self.offset = 0
         self.kept = None  # what the test left as KEPT (`Verdict.kept`)
+        self.checks = checks.Recorder(self.check)  # the test's failed assertions
+        self.draining = False  # failures no longer decide anything (`drain`)
+        self.candidate_ended = False  # the test ended on an exception the candidate raised
         # Waits are bounded by the budget: on the main thread the watchdog's ticks interrupt a
         # blocked call; elsewhere the channel wakes every TICK to check it.
         main = threading.current_thread() is threading.main_thread()
         channel.settimeout(None if main else TICK)
 
     def __call__(self, *args, **kwargs):
+        if self.checks.replaying:  # a failed check's message: from memory (`checks`)
+            return self.checks.replay(args, kwargs)
         self.calls += 1
         if self.failure is not None:
             raise self.failure
@@ -91,7 +96,7 @@ class _Proxy:
                 self._ask(args, kwargs)
             self.waiting = True
             try:
-                return self._answer()
+                return self.checks.answered(self._answer, args, kwargs)
             finally:
                 self.waiting = False
         except CandidateFailure as failure:
@@ -99,9 +104,9 @@ class _Proxy:
 
     def fail(self, failure: CandidateFailure) -> CandidateFailure:
         """Record `failure` unless an earlier one decides the verdict; the deciding one."""
-        if self.failure is None:
+        if self.failure is None and not self.draining:
             self.failure, self.failed_waiting = failure, self.waiting
-        return self.failure
+        return self.failure or failure
 
     def worked_ahead(self) -> bool:
         """Whether, when the job failed, the candidate may have been working on planned calls
@@ -131,6 +136,21 @@ class _Proxy:
         if "error" in reply:
             raise as_exception(reply["error"])
         return reply["result"]
+
+    def drain(self) -> None:
+        """After a test that ended short of its planned calls not by the candidate's doing (a
+        failure, `candidate_ended`): the rest's answers, unread, as the test would have taken
+        them, until all are in or the candidate raises, fails or spends its budget."""
+        if self.failure or self.candidate_ended or self.calls >= len(self.planned):
+            return
+        self.draining = True
+        self.channel.settimeout(TICK)  # (the watchdog's timer is stopped)
+        try:
+            for _ in range(len(self.planned) - self.calls):
+                if "error" in self.receive(expected="result"):
+                    return
+        except CandidateFailure:
+            pass
 
     def _send(self, message: bytes) -> None:
         view = memoryview(message)
@@ -243,10 +263,13 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
         proxy = _Proxy(ours, budget, plan.fingerprints if plan else (), job.max_result)
         try:
             verdict = _run_test(job, proxy)
+            if verdict is not None:  # as it ended: what the candidate does next decides nothing
+                memory_killed = slot.memory_killed()
+                proxy.drain()
         finally:
             slot.kill(pid, pidfd)
+        slot.memory_killed()  # an OOM kill of this attempt (or while draining) is not the next's
         if verdict is None:
-            slot.memory_killed()  # an OOM kill of this attempt is not the next one's
             return None
         verdict.output = os.pread(output, OUTPUT_CAP, 0).decode("utf-8", "replace")
         verdict.kept = proxy.kept
@@ -256,10 +279,9 @@ def _attempt(job: Job, plan: Plan | None) -> Verdict | None:
         os.close(output)
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)
-    verdict.seconds = time.monotonic() - budget.start
-    verdict.cpu_seconds = budget.cpu()
+    verdict.seconds, verdict.cpu_seconds = time.monotonic() - budget.start, budget.cpu()
     verdict.memo_seconds = budget.charged
-    if slot.memory_killed():
+    if memory_killed:
         verdict.limit = "memory"
         verdict.reason += f" (the job reached its memory limit, {JOB_MEMORY_LIMIT / 2**30:g} GiB)"
     return verdict
@@ -275,10 +297,9 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
         proxy.fail(exc)
     except _Strayed:
         return None
-    except AssertionError as exc:
-        verdict = Verdict(False, "failed", f"assertion failed {_text(exc)}".strip(), 0.0)
-    except Exception as exc:  # noqa: BLE001 (the candidate's exception, re-raised by the proxy)
-        verdict = Verdict(False, "failed", f"{type(exc).__name__}: {_text(exc)}", 0.0)
+    except Exception as exc:  # noqa: BLE001 (an assertion, or the candidate's exception)
+        verdict = checks.failed(exc)
+        proxy.candidate_ended = proxy.checks.raised(exc)
     else:
         if not_loaded is not None:
             return not_loaded
@@ -290,8 +311,10 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
         failure = proxy.fail(failure)
     if failure is not None and failure.outcome == "killed":  # e.g. by its own CPU rlimit
         failure = proxy.budget.exceeded() or failure
-    if failure is not None and proxy.worked_ahead():
+    if failure is not None and proxy.worked_ahead():  # (whether or not a check failed)
         return None
+    if proxy.checks.first is not None:  # it came first: the test stopped there in one process
+        return checks.failed(proxy.checks.first)
     if failure is not None:  # it decides, whatever the test did with it
         return Verdict(False, failure.outcome, failure.reason, 0.0, limit=failure.limit)
     if proxy.calls == 0:
@@ -300,14 +323,10 @@ def _run_test(job: Job, proxy: _Proxy) -> Verdict | None:
 
 
 def _watched(job: Job, proxy: _Proxy) -> Verdict | None:
-    """Run the test, checking the budget every TICK seconds while it computes (a test's own
-    work on what the candidate returned counts too) with a timer that interrupts whatever
-    the main thread does. Signals reach the main thread only; elsewhere the waits and the
-    decoder still check, and bounded_map's hard bound remains. None once the test has run (a
-    Verdict if the program did not load). The timer is stopped before
-    this returns or raises: its first statement on the way out turns every later tick into a
-    no-op (a pending tick runs at the next call, which would otherwise raise this job's
-    failure into the next job's code)."""
+    """Run the test; a timer interrupting the main thread checks the budget every TICK seconds
+    while it computes (elsewhere the waits and the decoder check; bounded_map's hard bound
+    remains). None once it has run (a Verdict if the program did not load). The timer stops
+    first on the way out, or a pending tick would raise this job's failure in the next job."""
     watching, previous = [False], None
 
     def tick(signum, frame):
@@ -327,10 +346,10 @@ def _watched(job: Job, proxy: _Proxy) -> Verdict | None:
             return Verdict(False, "error", f"program failed to load: {name}: {text}", 0.0)
         namespace: dict = {"__name__": "__trusted_test__"}
         exec(_compiled(job.trusted_prelude, "<prelude>"), namespace)  # noqa: S102
-        namespace[job.entry_point] = proxy
+        namespace[job.entry_point], namespace[checks.NAME] = proxy, proxy.checks
         definitions = _definitions(job, namespace, proxy)
         try:
-            exec(_compiled(job.test, "<test>"), namespace, definitions)  # noqa: S102 (trusted)
+            exec(checks.compiled(job.test), namespace, definitions)  # noqa: S102 (trusted)
         finally:  # (kept whether or not the test passed)
             proxy.kept = namespace.get(KEPT)
         return None
@@ -351,16 +370,8 @@ def _definitions(job: Job, namespace: dict, proxy: _Proxy) -> dict:
 
 @lru_cache(maxsize=256)
 def _compiled(source: str, name: str):
-    """Trusted code, compiled once per worker: the samples of a problem share its test, and
-    HumanEval+'s take 11 ms each to compile (all 164: 11 MB of source, 30 MB compiled)."""
+    """Trusted code, compiled once per worker (the samples of a problem share it)."""
     return compile(source, name, "exec")
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)[:200]
-    except Exception:  # noqa: BLE001 (e.g. the repr of a value too deep to print)
-        return "(message could not be printed)"
 
 
 def run_jobs(jobs: list[Job], workers: int | None = None) -> list[Verdict]:
