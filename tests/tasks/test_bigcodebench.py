@@ -266,7 +266,7 @@ def test_runner_scratch_network_limits_and_exits():
     cases = [
         ("scratch", synthetic_doc(SCRATCH_TEST), SCRATCH_OK),
         ("network", synthetic_doc(NETWORK_TEST), NETWORK),
-        ("slow", synthetic_doc(SLOW_TEST, timeout=8.0), SLEEPS),
+        ("slow", synthetic_doc(SLOW_TEST, timeout=3.0), SLEEPS),
         ("exit_at_import", synthetic_doc(SCRATCH_TEST), "import sys\nsys.exit(0)\n"),
         ("os_exit", synthetic_doc(SCRATCH_TEST), "import os\nos._exit(0)\n"),
         ("exit_builtin", synthetic_doc(SCRATCH_TEST), "def task_func(name):\n    exit()\n"),
