@@ -113,19 +113,15 @@ class Recorder:
 
     def replay(self, args: tuple, kwargs: dict):
         """The answer of the last call with these arguments (see `message`)."""
-        key = _key(args, kwargs)
+        key = fingerprint((args, kwargs))
         for call in reversed(self.recent):
             if call[2] is None:
-                call[2] = _key(call[0], call[1])
+                call[2] = fingerprint((call[0], call[1]))
             if key is not None and call[2] == key:
                 if call[4]:
                     raise call[3]
                 return call[3]
         raise _NewCall
-
-
-def _key(args: tuple, kwargs: dict) -> bytes | None:
-    return fingerprint((args, kwargs))
 
 
 @lru_cache(maxsize=256)
