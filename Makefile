@@ -59,7 +59,9 @@ demo: venv
 # Both install without bytecode, which is then compiled as pip would, but for the packages' own
 # test folders (8,000 of 39,000 files; no code imports them, and the sandbox's held runtime
 # leaves them out): compiling is most of the set-up's CPU. A file that does not compile (a
-# template, Python 2 code) fails neither pip nor uv, nor this.
+# template, Python 2 code) fails neither pip nor uv, nor this. Compiling at set-up is needed:
+# with PYTHONDONTWRITEBYTECODE set (as on this machine) no process writes bytecode, and the
+# suite with only numpy compiled took 642 s of pytest against 442 s (imports compiled again).
 COMPILE = $(BIN)/python -m compileall -qq -j0 -x '(site-packages|bigcodebench-libs)/.*/tests?/'
 PURELIB = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 $(BIN)/.test-extras: pyproject.toml $(UV)
