@@ -32,10 +32,11 @@ def wait_for(condition, what: str) -> None:
         time.sleep(0.05)
 
 
-# Under pytest-xdist (`make test`: a worker per core and one more) these run on one worker each, one after the other:
-# "sandbox", tests that run sandboxed jobs, some of which check machine-wide sandbox state (no
-# leftover process or file) or limits measured under CPU and memory pressure; "leaderboard",
-# the tests of the session's one leaderboard (tests/boards.py), built once.
+# Under pytest-xdist (`make test`: a worker per core and one more) these run on one worker
+# each, one after the other: "sandbox", tests that run sandboxed jobs, some of which check
+# machine-wide sandbox state (no leftover process or file) or limits measured under CPU and
+# memory pressure; "leaderboard", the tests of the session's one leaderboard
+# (tests/boards.py), built once.
 XDIST_GROUPS = {
     "tests/sandbox/": "sandbox",
     "tests/tasks/test_humaneval.py": "sandbox",

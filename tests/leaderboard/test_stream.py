@@ -117,6 +117,23 @@ def test_a_streamed_run_scores_at_a_lower_cpu_priority():
     assert niceness_after_generation(streamed=False) == (process, process, process)
 
 
+def test_what_a_run_imports_as_it_ends_is_imported_before_the_pairs_threads_start():
+    """lm-eval's results table imports pytablewriter, and loguru with it, whose fork handlers
+    give back every lock loguru holds: imported in one pair's thread while another forks (a
+    scorer's workers), its own lock was given back under it ("release unlocked lock", a served
+    pair failed so under load). The side-by-side runner imports it first (a fresh interpreter:
+    this one may have it already)."""
+    probe = (
+        "import sys\n"
+        "from evalpack.leaderboard import stream\n"
+        "before = {'loguru', 'pytablewriter'} & set(sys.modules)\n"
+        "stream.import_lazy_modules()\n"
+        "print(sorted(before), sorted({'loguru', 'pytablewriter'} & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "['loguru',", "'pytablewriter']"], out.stderr
+
+
 def test_a_stopped_waiter_gives_up_its_turn():
     slots = Slots(1)
     with slots.held(), slots.held(stopped=lambda: True) as held:

@@ -55,14 +55,23 @@ def logging_into(log_file: Path):
 
 
 def import_lazy_modules() -> None:
-    """Finish importing, before the pairs' threads start, what modules load lazily on first
-    attribute access: `datasets` checks `transformers.PreTrainedTokenizerBase` when it hashes
-    a dataset, and a thread that does so while another is still importing it gets an
-    AttributeError (a MATH pair failed so while HumanEval's were building)."""
+    """Finish importing, before the pairs' threads start, what a pair's thread would import
+    while another thread works:
+    - what loads lazily on first attribute access: `datasets` checks
+      `transformers.PreTrainedTokenizerBase` when it hashes a dataset, and a thread that does so
+      while another is still importing it gets an AttributeError (a MATH pair failed so while
+      HumanEval's were building);
+    - lm-eval's results-table writer (`pytablewriter`, imported as a run ends), whose logging
+      library (loguru) makes locks at import that its fork handlers take and give back around
+      every fork: one made while another thread forks (a scorer's workers) is given back
+      under its holder, "RuntimeError: release unlocked lock" (a served pair failed so under
+      load)."""
     with contextlib.suppress(ImportError):
         import transformers
 
         transformers.PreTrainedTokenizerBase  # noqa: B018  (the access imports it)
+    with contextlib.suppress(ImportError):
+        import pytablewriter  # noqa: F401
 
 
 def heavy_scoring_first(pairs: list[dict]) -> list[tuple[dict, bool]]:
