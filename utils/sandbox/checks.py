@@ -25,7 +25,9 @@ from __future__ import annotations
 import ast
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from .jobs import Verdict
 from .plans import fingerprint
@@ -62,6 +64,17 @@ class _NewCall(BaseException):
     """A failed check's message called the candidate with arguments it has not answered."""
 
 
+@dataclass
+class _Call:
+    """One of the candidate's last calls: its arguments and what it returned or raised."""
+
+    args: tuple
+    kwargs: dict
+    answer: Any
+    raised: bool
+    key: bytes | None = None  # the arguments' fingerprint, computed when a message needs it
+
+
 class Recorder:
     """Records the first failed check of a test; `time_check()` raises the job's time-limit
     failure once its budget is spent (which then decides, as in one process, where the test
@@ -77,7 +90,7 @@ class Recorder:
         self.time_check = time_check
         self.first: Exception | None = None
         self.replaying = False  # while a message is evaluated
-        self.recent: deque = deque(maxlen=4)  # [args, kwargs, key or None, answer, raised]
+        self.recent: deque[_Call] = deque(maxlen=4)
 
     def __call__(self, exc: BaseException) -> None:
         if not isinstance(exc, Exception) or self.raised(exc):
@@ -88,16 +101,16 @@ class Recorder:
 
     def raised(self, exc: BaseException) -> bool:
         """Whether `exc` is what the candidate raised in one of its last calls."""
-        return any(exc is call[3] for call in self.recent if call[4])
+        return any(exc is call.answer for call in self.recent if call.raised)
 
     def answered(self, answer: Callable, args: tuple, kwargs: dict):
         """`answer()`, the candidate's answer to a call, remembered."""
         try:
             value = answer()
         except Exception as exc:
-            self.recent.append([args, kwargs, None, exc, True])
+            self.recent.append(_Call(args, kwargs, exc, True))
             raise
-        self.recent.append([args, kwargs, None, value, False])
+        self.recent.append(_Call(args, kwargs, value, False))
         return value
 
     def message(self, text: Callable):
@@ -115,12 +128,12 @@ class Recorder:
         """The answer of the last call with these arguments (see `message`)."""
         key = fingerprint((args, kwargs))
         for call in reversed(self.recent):
-            if call[2] is None:
-                call[2] = fingerprint((call[0], call[1]))
-            if key is not None and call[2] == key:
-                if call[4]:
-                    raise call[3]
-                return call[3]
+            if call.key is None:
+                call.key = fingerprint((call.args, call.kwargs))
+            if key is not None and call.key == key:
+                if call.raised:
+                    raise call.answer
+                return call.answer
         raise _NewCall
 
 
